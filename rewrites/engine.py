@@ -1,0 +1,102 @@
+"""The engine: run selected rules phase by phase to a fixed point, inside loop bodies too,
+and record what fired (and what declined, and why) for ``f.rewrite_report()``."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from rewrites.registry import PHASES, Declined, Rewrite
+from symscan.config import config
+from symscan.graph.fg import FunctionGraph
+
+MAX_FIRINGS_PER_RULE = 500
+"""A guard against rules that undo each other: a rule stops after this many firings per graph."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One look of ``rule`` at ``node`` (text): it ``fired`` or declined, with ``detail``."""
+
+    rule: str
+    node: str
+    fired: bool
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.rule:<18} {'fired' if self.fired else 'declined':<9} {self.node}: {self.detail}"
+
+
+class RewriteReport:
+    """The records of a compilation; ``str()`` is a table, ``_repr_html_`` one for notebooks."""
+
+    def __init__(self, records: list[Record] | None = None):
+        self.records: list[Record] = records or []
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @property
+    def fired(self) -> list[Record]:
+        return [r for r in self.records if r.fired]
+
+    def to_string(self) -> str:
+        if not self.records:
+            return "no rewrite fired or declined"
+        header = f"{'rule':<18} {'outcome':<9} where: what changed"
+        return "\n".join([header, "-" * len(header)] + [str(r) for r in self.records])
+
+    __str__ = to_string
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td>{html.escape(r.rule)}</td><td>{'fired' if r.fired else 'declined'}</td>"
+            f"<td><code>{html.escape(r.node)}</code></td><td>{html.escape(r.detail)}</td></tr>"
+            for r in self.records)
+        return ("<table><thead><tr><th>rule</th><th>outcome</th><th>where</th><th>what changed</th></tr>"
+                f"</thead><tbody>{rows}</tbody></table>")
+
+
+def rewrite_graph(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteReport | None = None,
+                  where: str = "") -> RewriteReport:
+    """Apply ``rules`` to ``fgraph`` in place, phase by phase, each phase to a fixed point."""
+    report = report if report is not None else RewriteReport()
+    firings: dict[str, int] = {}
+    for phase in PHASES:
+        phase_rules = [r for r in rules if r.phase == phase]
+        while phase_rules and _one_pass(fgraph, phase_rules, report, firings, where):
+            pass
+    return report
+
+
+def _one_pass(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteReport, firings: dict,
+              where: str) -> bool:
+    changed = False
+    for rule in rules:
+        if firings.get(rule.name, 0) >= MAX_FIRINGS_PER_RULE:
+            continue
+        if rule.kind == "graph":
+            for old, new, detail in rule.fn(fgraph) or []:
+                report.records.append(Record(rule.name, f"{where}{old!r}", True, detail or f"-> {new!r}"))
+                firings[rule.name] = firings.get(rule.name, 0) + 1
+                changed = True
+            continue
+        for node in fgraph.toposort():
+            if node not in fgraph.apply_nodes or not rule.looks_at(node.op):
+                continue
+            result = rule.fn(fgraph, node)
+            if isinstance(result, Declined):
+                report.records.append(Record(rule.name, f"{where}{node.op}", False, str(result)))
+            elif result:
+                fgraph.replace_all(result.items(), reason=rule.name)
+                detail = ", ".join(f"{old!r} -> {new!r}" for old, new in result.items())
+                report.records.append(Record(rule.name, f"{where}{node.op}", True, detail))
+                firings[rule.name] = firings.get(rule.name, 0) + 1
+                changed = True
+        if changed and config.debug_checks:
+            fgraph.check()
+    return changed

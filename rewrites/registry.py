@@ -1,0 +1,76 @@
+"""The registry: every rewrite with its name, phase, the op classes it looks at and its tags.
+
+Phases run in the order of ``PHASES``; ``select`` turns a user's ``rewrites=[...]`` list
+(names or tags, ``-name`` to exclude) into the rules to run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+PHASES = ("canonicalize", "push_out", "merge", "save_mem", "inplace")
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A registered rule.
+
+    ``kind="node"``: ``fn(fgraph, node)`` returns ``{old: new}`` (fired), ``Declined(why)``
+    or None (not applicable). ``kind="graph"``: ``fn(fgraph)`` returns a list of
+    ``(old, new, detail)`` replacements made in one pass over the whole graph.
+    """
+
+    name: str
+    fn: Callable
+    phase: str
+    tracks: tuple = ()
+    tags: frozenset = frozenset()
+    kind: str = "node"
+
+    def looks_at(self, op) -> bool:
+        return not self.tracks or isinstance(op, self.tracks)
+
+
+class Declined(str):
+    """A rule looked at a node and did not fire; the text says why (shown in the report)."""
+
+
+REGISTRY: dict[str, Rewrite] = {}
+
+
+def register(name: str, *, phase: str, tracks: Iterable[type] = (), tags: Iterable[str] = (),
+             kind: str = "node") -> Callable:
+    """Decorator that registers ``fn`` as the rewrite ``name``."""
+    if phase not in PHASES:
+        raise ValueError(f"rewrite {name!r}: unknown phase {phase!r}; use one of {PHASES}")
+
+    def add(fn: Callable) -> Callable:
+        if name in REGISTRY:
+            raise ValueError(f"a rewrite named {name!r} is already registered")
+        REGISTRY[name] = Rewrite(name, fn, phase, tuple(tracks), frozenset(tags) | {phase}, kind)
+        return fn
+
+    return add
+
+
+def _matches(rule: Rewrite, key: str) -> bool:
+    return key == rule.name or key in rule.tags
+
+
+def select(spec: Iterable[str] | None, default: Iterable[str] | None) -> list[Rewrite]:
+    """Rules chosen by ``spec`` over the mode's ``default`` (None meaning every rule).
+
+    ``spec`` None keeps the default. Names/tags in ``spec`` replace the default with those
+    rules; ``-name`` entries remove rules (from the default when nothing is included).
+    """
+    spec = list(spec or [])
+    known = set(REGISTRY) | {t for r in REGISTRY.values() for t in r.tags}
+    for key in spec:
+        if key.lstrip("-") not in known:
+            raise ValueError(f"unknown rewrite or tag {key.lstrip('-')!r}; known: {', '.join(sorted(known))}")
+    include = [k for k in spec if not k.startswith("-")]
+    exclude = [k[1:] for k in spec if k.startswith("-")]
+    base = include if include else (list(REGISTRY) if default is None else list(default))
+    chosen = [r for r in REGISTRY.values() if any(_matches(r, k) for k in base)]
+    return [r for r in chosen if not any(_matches(r, k) for k in exclude)]

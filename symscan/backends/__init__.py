@@ -1,0 +1,1 @@
+"""Evaluators of FunctionGraphs: the reference interpreter (the oracle) and, later, others."""

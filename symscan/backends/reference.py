@@ -1,0 +1,66 @@
+"""The reference interpreter: topological order, then ``op.perform`` node by node.
+
+It is the oracle every other backend is checked against, so it stays small and checks
+that each op returns what its node's type promised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from symscan.graph.basic import Apply, Constant, Variable
+from symscan.graph.fg import FunctionGraph
+
+
+class ReferenceEvaluator:
+    """Evaluate ``fgraph`` for input values (and shared-variable values) one op at a time."""
+
+    def __init__(self, fgraph: FunctionGraph):
+        self.fgraph = fgraph
+        self.order = fgraph.toposort()
+
+    def __call__(self, inputs: Sequence, shared: dict[Variable, object] | None = None) -> list:
+        values: dict[Variable, object] = dict(zip(self.fgraph.inputs, inputs, strict=True))
+        values.update(shared or {})
+        for node in self.order:
+            args = [_value_of(v, values) for v in node.inputs]
+            try:
+                results = node.op.perform(node, args)
+            except Exception as err:
+                raise _with_node_context(err, node) from err
+            for var, result in zip(node.outputs, results, strict=True):
+                check_value(var, result, node)
+                values[var] = result
+        return [_value_of(v, values) for v in self.fgraph.outputs]
+
+
+def _value_of(var: Variable, values: dict):
+    if isinstance(var, Constant):
+        return var.data
+    return values[var]
+
+
+def check_value(var: Variable, value, node: Apply) -> None:
+    """An op returned what its output type promised (dtype, ndim, static lengths)."""
+    vtype = var.type
+    if not hasattr(vtype, "dtype"):
+        return
+    dtype = getattr(value, "dtype", None)
+    shape = np.shape(value)
+    if (dtype != vtype.numpy_dtype or len(shape) != vtype.ndim
+            or any(s is not None and s != n for s, n in zip(vtype.shape, shape))):
+        raise AssertionError(f"{node.op} returned {type(value).__name__} of dtype {dtype} and shape {shape} "
+                             f"for an output of type {vtype}: a bug in the op")
+
+
+def _with_node_context(err: Exception, node: Apply) -> Exception:
+    """The same kind of error, saying which node failed and on what input types."""
+    inputs = ", ".join(f"{v!r}: {v.type}" for v in node.inputs)
+    context = f"(while evaluating {node.op} on {inputs})"
+    try:
+        return type(err)(f"{err} {context}")
+    except Exception:
+        err.add_note(context) if hasattr(err, "add_note") else None
+        return err

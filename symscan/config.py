@@ -1,0 +1,30 @@
+"""Library-wide settings, read when graphs are built (Theano's ``config``)."""
+
+from __future__ import annotations
+
+_FLOAT_DTYPES = ("float32", "float64")
+
+
+class Config:
+    """``floatX`` is the dtype of the untyped constructors (``T.vector``, ``T.scalar``, ...).
+
+    ``debug_checks`` makes the rewriter re-check graph invariants after each rewrite; the
+    test suite turns it on.
+    """
+
+    def __init__(self) -> None:
+        self._floatX = "float64"
+        self.debug_checks = False
+
+    @property
+    def floatX(self) -> str:
+        return self._floatX
+
+    @floatX.setter
+    def floatX(self, value: str) -> None:
+        if value not in _FLOAT_DTYPES:
+            raise ValueError(f"config.floatX must be one of {_FLOAT_DTYPES}, got {value!r}")
+        self._floatX = value
+
+
+config = Config()

@@ -1,0 +1,191 @@
+"""The objects a graph is made of: variables, constants, shared variables, Apply nodes, ops.
+
+A graph is plain Python objects: a ``Variable`` is either a root (``owner is None``) or the
+``index``-th output of an ``Apply`` node, which records an ``Op`` applied to input variables.
+Ops are immutable; their parameters ("props") decide equality and hashing, so identical nodes
+can be merged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+
+class Variable:
+    """A value in a graph, typed by ``type`` (e.g. a ``TensorType``)."""
+
+    def __init__(self, type, owner: Apply | None = None, index: int | None = None,
+                 name: str | None = None):
+        self.type = type
+        self.owner = owner
+        self.index = index
+        self.name = name
+        self.tag: dict[str, Any] = {}
+
+    def clone(self, name: str | None = None) -> Variable:
+        """A fresh root variable of the same type (used when graphs are copied)."""
+        new = type(self)(self.type, name=self.name if name is None else name)
+        new.tag = dict(self.tag)
+        return new
+
+    def eval(self, givens_dict: dict | None = None):
+        """Compile a function of ``givens_dict``'s keys and evaluate this variable.
+
+        The compiler is plugged in by ``symscan.compile`` (the graph layer cannot import it).
+        """
+        if _eval_compiler is None:
+            raise RuntimeError("Variable.eval needs symscan.compile: `import symscan` first")
+        return _eval_compiler(self, givens_dict or {})
+
+    def __repr__(self) -> str:
+        if self.name is not None:
+            return self.name
+        if self.owner is not None:
+            suffix = f".{self.index}" if len(self.owner.outputs) > 1 else ""
+            return f"{self.owner.op}{suffix}"
+        return f"<{self.type}>"
+
+
+class Constant(Variable):
+    """A root variable with a fixed value; constants with equal values are interchangeable."""
+
+    def __init__(self, type, data: np.ndarray, name: str | None = None):
+        super().__init__(type, name=name)
+        data = np.array(data, copy=True)
+        data.setflags(write=False)
+        self.data = data
+        self._signature: tuple | None = None
+
+    @property
+    def value(self) -> np.ndarray:
+        return self.data
+
+    def signature(self) -> tuple:
+        """A hashable key: equal keys mean the constants hold the same typed value."""
+        if self._signature is None:
+            self._signature = (self.type, self.data.dtype.str, self.data.shape, self.data.tobytes())
+        return self._signature
+
+    def clone(self, name: str | None = None) -> Constant:
+        return type(self)(self.type, self.data, name=self.name if name is None else name)
+
+    def __repr__(self) -> str:
+        if self.name is not None:
+            return self.name
+        text = np.array2string(self.data, threshold=6, separator=", ")
+        return text if len(text) < 40 else f"<constant {self.type}>"
+
+
+class SharedVariable(Variable):
+    """A root variable whose value lives between calls; ``function`` updates it."""
+
+    def __init__(self, type, value, name: str | None = None, strict: bool = False):
+        super().__init__(type, name=name)
+        self.strict = strict
+        self._value = type.filter(value, what=self._what(), strict=strict)
+
+    def _what(self) -> str:
+        return f"shared variable {self.name!r}" if self.name else "shared variable"
+
+    def get_value(self, borrow: bool = False):
+        """The current value; a copy unless ``borrow`` is true."""
+        return self._value if borrow else np.array(self._value, copy=True)
+
+    def set_value(self, value, borrow: bool = False) -> None:
+        """Replace the value; it must fit the variable's type (no lossy cast)."""
+        new = self.type.filter(value, what=self._what(), strict=self.strict)
+        self._value = new if borrow or new is not value else np.array(new, copy=True)
+
+    def clone(self, name: str | None = None) -> SharedVariable:
+        """Shared variables keep their identity when graphs are copied."""
+        return self
+
+
+class Apply:
+    """One application of ``op`` to ``inputs``; it owns its output variables."""
+
+    def __init__(self, op: Op, inputs: Sequence[Variable], output_types: Sequence):
+        self.op = op
+        self.inputs = list(inputs)
+        self.outputs = [t.make_variable(owner=self, index=i) for i, t in enumerate(output_types)]
+        self.tag: dict[str, Any] = {}
+
+    def clone_with_new_inputs(self, inputs: Sequence[Variable]) -> Apply:
+        """The same op on ``inputs``; types are re-inferred when the input types changed."""
+        if all(new.type == old.type for new, old in zip(inputs, self.inputs, strict=True)):
+            node = Apply(self.op, inputs, [o.type for o in self.outputs])
+        else:
+            node = self.op.make_node(*inputs)
+        for new, old in zip(node.outputs, self.outputs):
+            new.name = old.name
+            new.tag = dict(old.tag)
+        node.tag = dict(self.tag)
+        return node
+
+    @property
+    def out(self) -> Variable:
+        """The single output (an error for multi-output nodes)."""
+        if len(self.outputs) != 1:
+            raise ValueError(f"{self.op} has {len(self.outputs)} outputs; use .outputs[i]")
+        return self.outputs[0]
+
+    def __repr__(self) -> str:
+        return f"{self.op}({', '.join(repr(i) for i in self.inputs)})"
+
+
+class Op:
+    """Base of all operations.
+
+    Concrete ops are frozen dataclasses whose fields are their parameters (props): equality,
+    hashing and printing come from those. An op builds nodes with ``make_node`` (type and
+    shape inference, input checks: errors at build time) and evaluates them with ``perform``
+    (numpy; the reference semantics). Backends keep their own tables keyed by op class.
+    """
+
+    def make_node(self, *inputs: Variable) -> Apply:
+        raise NotImplementedError(f"{type(self).__name__}.make_node")
+
+    def perform(self, node: Apply, inputs: list) -> list:
+        """Compute the node's outputs from input values; never mutate the inputs."""
+        raise NotImplementedError(f"{type(self).__name__}.perform")
+
+    def __call__(self, *inputs: Variable):
+        node = self.make_node(*inputs)
+        return node.outputs[0] if len(node.outputs) == 1 else list(node.outputs)
+
+    def props(self) -> dict[str, Any]:
+        if not dataclasses.is_dataclass(self):
+            return {}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def inner_graphs(self) -> tuple:
+        """FunctionGraphs nested in this op (a loop body); printing and rewriting enter them."""
+        return ()
+
+    def __str__(self) -> str:
+        values = [str(v) for v in self.props().values()]
+        return f"{type(self).__name__}{{{', '.join(values)}}}" if values else type(self).__name__
+
+
+def describe(var: Variable) -> str:
+    """How error messages name a variable: its name (or producer) and its type."""
+    if var.name is not None:
+        return f"{var.name!r} ({var.type})"
+    if isinstance(var, Constant):
+        return f"constant {var!r} ({var.type})"
+    if var.owner is not None:
+        return f"the output of {var.owner.op} ({var.type})"
+    return f"an unnamed input ({var.type})"
+
+
+_eval_compiler: Callable | None = None
+
+
+def set_eval_compiler(compiler: Callable) -> None:
+    """Plug in ``Variable.eval``'s compiler (called by ``symscan.compile``)."""
+    global _eval_compiler
+    _eval_compiler = compiler

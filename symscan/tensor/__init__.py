@@ -1,0 +1,115 @@
+"""Symbolic tensors (``theano.tensor``-like): constructors, conversion and ops.
+
+Every op follows numpy: results, dtype promotion (NEP 50 for Python scalars) and
+broadcasting. Shapes and dtypes that cannot work are errors when the graph is built.
+"""
+
+from symscan.tensor import nnet
+from symscan.tensor.basic import (
+    NotConstantError,
+    as_tensor_variable,
+    bmatrix,
+    bscalar,
+    bvector,
+    constant,
+    dmatrix,
+    dscalar,
+    dvector,
+    fmatrix,
+    fscalar,
+    fvector,
+    get_scalar_constant_value,
+    imatrix,
+    iscalar,
+    ivector,
+    lmatrix,
+    lscalar,
+    lvector,
+    matrix,
+    scalar,
+    tensor,
+    tensor3,
+    tensor4,
+    vector,
+)
+from symscan.tensor.creation import alloc, arange, eye, ones, ones_like, zeros, zeros_like
+from symscan.tensor.elemwise import (
+    abs,
+    add,
+    and_,
+    cast,
+    ceil,
+    clip,
+    cos,
+    eq,
+    erf,
+    exp,
+    expm1,
+    fill,
+    floor,
+    floor_div,
+    ge,
+    gt,
+    invert,
+    le,
+    log,
+    log1p,
+    lt,
+    maximum,
+    minimum,
+    mod,
+    mul,
+    neg,
+    neq,
+    or_,
+    pow,
+    round,
+    second,
+    sigmoid,
+    sign,
+    sin,
+    softplus,
+    sqrt,
+    sub,
+    switch,
+    tan,
+    tanh,
+    true_div,
+    where,
+    xor,
+)
+from symscan.tensor.math import (
+    all,
+    any,
+    argmax,
+    argmin,
+    cumprod,
+    cumsum,
+    dot,
+    matmul,
+    max,
+    mean,
+    min,
+    outer,
+    prod,
+    sum,
+)
+from symscan.tensor.nnet import softmax
+from symscan.tensor.shape import (
+    concatenate,
+    dimshuffle,
+    expand_dims,
+    flatten,
+    join,
+    make_vector,
+    reshape,
+    shape,
+    squeeze,
+    stack,
+    transpose,
+)
+from symscan.tensor.subtensor import inc_subtensor, set_subtensor, subtensor
+from symscan.tensor.variable import TensorConstant, TensorSharedVariable, TensorVariable
+
+true_divide = true_div
+__all__ = [name for name in dir() if not name.startswith("_")]

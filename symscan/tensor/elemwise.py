@@ -1,0 +1,222 @@
+"""Elementwise ops: one ``Elemwise`` op class over a table of numpy functions, and ``Cast``.
+
+Output dtypes are what numpy gives for the input dtypes (asked of numpy once per dtype
+combination); output shapes follow numpy broadcasting, checked at build time where static
+lengths are known.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from symscan.graph.basic import Apply, Op, Variable, describe
+from symscan.graph.type import TensorType, normalize_dtype
+from symscan.tensor.basic import NotConstantError, as_operands, as_tensor_variable, get_scalar_constant_value
+
+
+def _sigmoid(x):
+    x = np.asarray(x)
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(e.dtype, copy=False)
+
+
+def _softplus(x):
+    x = np.asarray(x)
+    return np.logaddexp(np.zeros((), dtype=np.exp(x.flat[:0]).dtype), x)
+
+
+_erf_vec = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _erf(x):
+    x = np.asarray(x)
+    return _erf_vec(x).astype(np.exp(x.flat[:0]).dtype, copy=False)
+
+
+def _second(a, b):
+    """``b`` broadcast to the shape of ``a`` and ``b`` together (Theano's fill/second)."""
+    b = np.asarray(b)
+    return np.array(np.broadcast_to(b, np.broadcast_shapes(np.shape(a), b.shape)), copy=True)
+
+
+ELEMWISE_FUNCTIONS: dict[str, tuple[int, Callable]] = {
+    "add": (2, np.add), "sub": (2, np.subtract), "mul": (2, np.multiply),
+    "true_div": (2, np.true_divide), "floor_div": (2, np.floor_divide), "mod": (2, np.mod),
+    "pow": (2, np.power), "maximum": (2, np.maximum), "minimum": (2, np.minimum),
+    "eq": (2, np.equal), "neq": (2, np.not_equal), "lt": (2, np.less), "le": (2, np.less_equal),
+    "gt": (2, np.greater), "ge": (2, np.greater_equal),
+    "and_": (2, np.bitwise_and), "or_": (2, np.bitwise_or), "xor": (2, np.bitwise_xor),
+    "second": (2, _second),
+    "neg": (1, np.negative), "abs": (1, np.abs), "exp": (1, np.exp), "log": (1, np.log),
+    "log1p": (1, np.log1p), "expm1": (1, np.expm1), "sqrt": (1, np.sqrt), "sin": (1, np.sin),
+    "cos": (1, np.cos), "tan": (1, np.tan), "tanh": (1, np.tanh), "sigmoid": (1, _sigmoid),
+    "softplus": (1, _softplus), "erf": (1, _erf), "sign": (1, np.sign), "floor": (1, np.floor),
+    "ceil": (1, np.ceil), "round": (1, np.round), "invert": (1, np.invert),
+    "switch": (3, np.where), "clip": (3, np.clip),
+}
+"""name -> (number of inputs, numpy implementation). Backends key their tables on the name."""
+
+
+@functools.cache
+def _numpy_result_dtype(name: str, dtypes: tuple[str, ...]) -> str:
+    """The dtype numpy's implementation gives for these input dtypes (TypeError if none)."""
+    probes = [np.ones((1,), dtype=d) for d in dtypes]
+    with np.errstate(all="ignore"):
+        return np.asarray(ELEMWISE_FUNCTIONS[name][1](*probes)).dtype.name
+
+
+def broadcast_static_shapes(operands: list[Variable], opname: str) -> tuple:
+    """numpy broadcasting of static shapes; an error when known lengths cannot broadcast."""
+    ndim = max((v.ndim for v in operands), default=0)
+    padded = [(1,) * (ndim - v.ndim) + v.type.shape for v in operands]
+    result = []
+    for axis, lengths in enumerate(zip(*padded)):
+        known = {n for n in lengths if n is not None and n != 1}
+        if len(known) > 1:
+            shown = ", ".join(describe(v) for v in operands)
+            raise ValueError(f"{opname}: shapes cannot broadcast on axis {axis} (lengths {sorted(known)}): "
+                             f"{shown}; reshape or slice one of them")
+        result.append(known.pop() if known else (None if None in lengths else 1))
+    return tuple(result)
+
+
+@dataclass(frozen=True)
+class Elemwise(Op):
+    """A numpy elementwise function with broadcasting; ``name`` keys ``ELEMWISE_FUNCTIONS``."""
+
+    name: str
+
+    def make_node(self, *inputs) -> Apply:
+        nin, _ = ELEMWISE_FUNCTIONS[self.name]
+        if len(inputs) != nin:
+            raise TypeError(f"{self.name} takes {nin} inputs, got {len(inputs)}")
+        inputs = [as_tensor_variable(i) for i in inputs]
+        try:
+            dtype = _numpy_result_dtype(self.name, tuple(i.dtype for i in inputs))
+        except TypeError as err:
+            shown = ", ".join(describe(i) for i in inputs)
+            raise TypeError(f"{self.name} is not defined for {shown}: {err}") from None
+        shape = broadcast_static_shapes(inputs, self.name)
+        return Apply(self, inputs, [TensorType(dtype, shape)])
+
+    def perform(self, node, inputs):
+        return [ELEMWISE_FUNCTIONS[self.name][1](*inputs)]
+
+    def static_value(self, node, index):
+        """Fold a 0-d node whose inputs are all build-time constants (for static shapes)."""
+        if node.outputs[0].ndim != 0:
+            return None
+        try:
+            values = [get_scalar_constant_value(i) for i in node.inputs]
+        except NotConstantError:
+            return None
+        with np.errstate(all="ignore"):
+            return np.asarray(self.perform(node, values)[0], dtype=node.outputs[0].dtype)[()]
+
+    def __str__(self) -> str:
+        return f"Elemwise{{{self.name}}}"
+
+
+@dataclass(frozen=True)
+class Cast(Op):
+    """Conversion to ``dtype`` with numpy's ``astype`` (explicit, so any cast is allowed)."""
+
+    dtype: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", normalize_dtype(self.dtype))
+
+    def make_node(self, x) -> Apply:
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [TensorType(self.dtype, x.type.shape)])
+
+    def perform(self, node, inputs):
+        return [np.asarray(inputs[0]).astype(self.dtype)]
+
+    def static_value(self, node, index):
+        try:
+            return np.asarray(get_scalar_constant_value(node.inputs[0])).astype(self.dtype)[()]
+        except NotConstantError:
+            return None
+
+    def __str__(self) -> str:
+        return f"Cast{{{self.dtype}}}"
+
+
+def cast(x, dtype) -> Variable:
+    """``x`` as ``dtype`` (``x`` itself when it already has that dtype)."""
+    x = as_tensor_variable(x)
+    return x if x.dtype == normalize_dtype(dtype) else Cast(dtype)(x)
+
+
+def _elemwise_function(name: str) -> Callable:
+    nin = ELEMWISE_FUNCTIONS[name][0]
+    op = Elemwise(name)
+
+    def apply(*args):
+        if len(args) != nin:
+            raise TypeError(f"{name} takes {nin} arguments, got {len(args)}")
+        return op(*as_operands(args, name))
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"Elementwise ``{name}`` with numpy broadcasting and dtype rules."
+    return apply
+
+
+add = _elemwise_function("add")
+sub = _elemwise_function("sub")
+mul = _elemwise_function("mul")
+true_div = _elemwise_function("true_div")
+floor_div = _elemwise_function("floor_div")
+mod = _elemwise_function("mod")
+pow = _elemwise_function("pow")
+maximum = _elemwise_function("maximum")
+minimum = _elemwise_function("minimum")
+eq = _elemwise_function("eq")
+neq = _elemwise_function("neq")
+lt = _elemwise_function("lt")
+le = _elemwise_function("le")
+gt = _elemwise_function("gt")
+ge = _elemwise_function("ge")
+and_ = _elemwise_function("and_")
+or_ = _elemwise_function("or_")
+xor = _elemwise_function("xor")
+neg = _elemwise_function("neg")
+abs = _elemwise_function("abs")
+exp = _elemwise_function("exp")
+log = _elemwise_function("log")
+log1p = _elemwise_function("log1p")
+expm1 = _elemwise_function("expm1")
+sqrt = _elemwise_function("sqrt")
+sin = _elemwise_function("sin")
+cos = _elemwise_function("cos")
+tan = _elemwise_function("tan")
+tanh = _elemwise_function("tanh")
+sigmoid = _elemwise_function("sigmoid")
+softplus = _elemwise_function("softplus")
+erf = _elemwise_function("erf")
+sign = _elemwise_function("sign")
+floor = _elemwise_function("floor")
+ceil = _elemwise_function("ceil")
+round = _elemwise_function("round")
+invert = _elemwise_function("invert")
+clip = _elemwise_function("clip")
+second = _elemwise_function("second")
+fill = second
+"""``fill(model, value)``: ``value`` broadcast to ``model``'s shape (Theano's name)."""
+neq.__doc__ = "Elementwise ``!=`` (``x != y`` in Python stays identity; use this)."
+
+
+def switch(cond, if_true, if_false) -> Variable:
+    """``numpy.where``: ``if_true`` where ``cond`` holds, else ``if_false`` (broadcast)."""
+    cond = as_tensor_variable(cond)
+    a, b = as_operands([if_true, if_false], "switch")
+    return Elemwise("switch")(cond, a, b)
+
+
+where = switch
