@@ -79,24 +79,39 @@ def _one_pass(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteReport
     for rule in rules:
         if firings.get(rule.name, 0) >= MAX_FIRINGS_PER_RULE:
             continue
-        if rule.kind == "graph":
-            for old, new, detail in rule.fn(fgraph) or []:
-                report.records.append(Record(rule.name, f"{where}{old!r}", True, detail or f"-> {new!r}"))
-                firings[rule.name] = firings.get(rule.name, 0) + 1
-                changed = True
-            continue
-        for node in fgraph.toposort():
-            if node not in fgraph.apply_nodes or not rule.looks_at(node.op):
-                continue
-            result = rule.fn(fgraph, node)
-            if isinstance(result, Declined):
-                report.records.append(Record(rule.name, f"{where}{node.op}", False, str(result)))
-            elif result:
-                fgraph.replace_all(result.items(), reason=rule.name)
-                detail = ", ".join(f"{old!r} -> {new!r}" for old, new in result.items())
-                report.records.append(Record(rule.name, f"{where}{node.op}", True, detail))
-                firings[rule.name] = firings.get(rule.name, 0) + 1
-                changed = True
-        if changed and config.debug_checks:
+        apply = _apply_graph_rule if rule.kind == "graph" else _apply_node_rule
+        fired = apply(fgraph, rule, report, firings, where)
+        if fired and config.debug_checks:  # graph and node rules alike
             fgraph.check()
+        changed = changed or fired
+    return changed
+
+
+def _apply_graph_rule(fgraph: FunctionGraph, rule: Rewrite, report: RewriteReport, firings: dict,
+                      where: str) -> bool:
+    """One pass of a whole-graph rule; whether it replaced anything."""
+    changed = False
+    for old, new, detail in rule.fn(fgraph) or []:
+        report.records.append(Record(rule.name, f"{where}{old!r}", True, detail or f"-> {new!r}"))
+        firings[rule.name] = firings.get(rule.name, 0) + 1
+        changed = True
+    return changed
+
+
+def _apply_node_rule(fgraph: FunctionGraph, rule: Rewrite, report: RewriteReport, firings: dict,
+                     where: str) -> bool:
+    """One look of a node rule at every node it tracks; whether it fired anywhere."""
+    changed = False
+    for node in fgraph.toposort():
+        if node not in fgraph.apply_nodes or not rule.looks_at(node.op):
+            continue
+        result = rule.fn(fgraph, node)
+        if isinstance(result, Declined):
+            report.records.append(Record(rule.name, f"{where}{node.op}", False, str(result)))
+        elif result:
+            fgraph.replace_all(result.items(), reason=rule.name)
+            detail = ", ".join(f"{old!r} -> {new!r}" for old, new in result.items())
+            report.records.append(Record(rule.name, f"{where}{node.op}", True, detail))
+            firings[rule.name] = firings.get(rule.name, 0) + 1
+            changed = True
     return changed

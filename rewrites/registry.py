@@ -64,8 +64,9 @@ def select(spec: Iterable[str] | None, default: Iterable[str] | None) -> list[Re
     ``spec`` None keeps the default. Names/tags in ``spec`` replace the default with those
     rules; ``-name`` entries remove rules (from the default when nothing is included).
     """
-    spec = list(spec or [])
-    known = set(REGISTRY) | {t for r in REGISTRY.values() for t in r.tags}
+    spec = [spec] if isinstance(spec, str) else list(spec or [])
+    # phase names are tags even before a rule of that phase is registered (API.md lists them)
+    known = set(REGISTRY) | set(PHASES) | {t for r in REGISTRY.values() for t in r.tags}
     for key in spec:
         if key.lstrip("-") not in known:
             raise ValueError(f"unknown rewrite or tag {key.lstrip('-')!r}; known: {', '.join(sorted(known))}")

@@ -4,19 +4,17 @@ The core layers are imported before ``compile`` (see ARCHITECTURE.md); ``rewrite
 top-level package imported once, absolutely, by ``symscan.compile``.
 """
 
-from symscan import (  # noqa: I001  (core layers first)
-           backends,  # noqa: F401
-           graph,
-           tensor,
-)
+from symscan import backends, graph, scan, tensor  # noqa: F401  (the core layers, before compile)
 from symscan.compile import Function, function
 from symscan.config import config
 from symscan.graph.fg import FunctionGraph, MissingInputError
 from symscan.graph.type import TensorType
 from symscan.printing import dprint
+from symscan.scan import foldl, foldr, map, reduce, scan, until  # noqa: F811  (the function shadows the module)
+from symscan.tensor.random import RandomStream
 from symscan.tensor.shared import shared
 
 __version__ = "0.1.0"
 
-__all__ = ["Function", "FunctionGraph", "MissingInputError", "TensorType", "config", "dprint", "function",
-           "graph", "shared", "tensor"]
+__all__ = ["Function", "FunctionGraph", "MissingInputError", "RandomStream", "TensorType", "config", "dprint",
+           "foldl", "foldr", "function", "graph", "map", "reduce", "scan", "shared", "tensor", "until"]

@@ -45,19 +45,27 @@ class _Printer:
         return prefix + " ".join(parts)
 
     def walk(self, var: Variable, prefix: str, child_prefix: str, labels: dict) -> None:
-        self.lines.append(self.line(var, prefix, labels))
-        node = var.owner
-        if node is None or node in self.expanded:
-            return
-        self.expanded.add(node)
-        for inp in node.inputs:
-            self.walk(inp, child_prefix + " |", child_prefix + " |", labels)
-        for graph, inner_labels in _inner_graphs_with_labels(node.op):
-            self.lines.append(f"{child_prefix}   {_inner_title(node.op)}:")
-            for out_label, out in zip(_output_labels(node.op, graph), graph.outputs):
-                head = f"{child_prefix}   > "
-                self.lines.append(f"{head}{out_label}:" if out_label else f"{head}output:")
-                self.walk(out, child_prefix + "     ", child_prefix + "     ", inner_labels)
+        """Depth-first, with an explicit stack so long chains do not hit the recursion limit."""
+        stack: list[tuple] = [(var, prefix, child_prefix, labels)]
+        while stack:
+            task = stack.pop()
+            if isinstance(task, str):
+                self.lines.append(task)
+                continue
+            var, prefix, child_prefix, labels = task
+            self.lines.append(self.line(var, prefix, labels))
+            node = var.owner
+            if node is None or node in self.expanded:
+                continue
+            self.expanded.add(node)
+            todo: list = [(inp, child_prefix + " |", child_prefix + " |", labels) for inp in node.inputs]
+            for graph, inner_labels in _inner_graphs_with_labels(node.op):
+                todo.append(f"{child_prefix}   {_inner_title(node.op)}:")
+                for out_label, out in zip(_output_labels(node.op, graph), graph.outputs):
+                    head = f"{child_prefix}   > "
+                    todo.append(f"{head}{out_label}:" if out_label else f"{head}output:")
+                    todo.append((out, child_prefix + "     ", child_prefix + "     ", inner_labels))
+            stack.extend(reversed(todo))
 
 
 def _id_text(n: int) -> str:

@@ -17,3 +17,21 @@ def rng():
 def mode(request):
     """Every mode that must agree with the reference interpreter."""
     return request.param
+
+
+def pytest_configure(config):
+    """Test modules mirror the packages without ``__init__.py``, so basenames repeat
+    (tests/graph/test_basic.py, tests/tensor/test_basic.py); importlib mode imports each
+    file under its own path instead of failing with "import file mismatch"."""
+    config.option.importmode = "importlib"
+
+
+@pytest.fixture
+def registry():
+    """The rewrite registry, restored after the test (tests may register throw-away rules)."""
+    import rewrites
+
+    saved = dict(rewrites.REGISTRY)
+    yield rewrites.REGISTRY
+    rewrites.REGISTRY.clear()
+    rewrites.REGISTRY.update(saved)

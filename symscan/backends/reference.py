@@ -10,8 +10,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from symscan.backends.scan_loop import run_scan
 from symscan.graph.basic import Apply, Constant, Variable
 from symscan.graph.fg import FunctionGraph
+from symscan.scan.op import Scan
 
 
 class ReferenceEvaluator:
@@ -20,6 +22,8 @@ class ReferenceEvaluator:
     def __init__(self, fgraph: FunctionGraph):
         self.fgraph = fgraph
         self.order = fgraph.toposort()
+        # Loop bodies get their own evaluator, built once (nested loops recurse here).
+        self.bodies = {node: ReferenceEvaluator(node.op.inner) for node in self.order if isinstance(node.op, Scan)}
 
     def __call__(self, inputs: Sequence, shared: dict[Variable, object] | None = None) -> list:
         values: dict[Variable, object] = dict(zip(self.fgraph.inputs, inputs, strict=True))
@@ -27,10 +31,14 @@ class ReferenceEvaluator:
         for node in self.order:
             args = [_value_of(v, values) for v in node.inputs]
             try:
-                results = node.op.perform(node, args)
+                results = (run_scan(node, args, self.bodies[node]) if node in self.bodies
+                           else node.op.perform(node, args))
             except Exception as err:
                 raise _with_node_context(err, node) from err
-            for var, result in zip(node.outputs, results, strict=True):
+            if len(results) != len(node.outputs):
+                raise AssertionError(f"{node.op} returned {len(results)} value(s) for a node with "
+                                     f"{len(node.outputs)} output(s): a bug in the op")
+            for var, result in zip(node.outputs, results):
                 check_value(var, result, node)
                 values[var] = result
         return [_value_of(v, values) for v in self.fgraph.outputs]
@@ -47,9 +55,10 @@ def check_value(var: Variable, value, node: Apply) -> None:
     vtype = var.type
     if not hasattr(vtype, "dtype"):
         return
-    dtype = getattr(value, "dtype", None)
+    # a Python number is no array (and ``None != dtype`` is False: numpy reads None as float64)
+    dtype = value.dtype if isinstance(value, (np.ndarray, np.generic)) else None
     shape = np.shape(value)
-    if (dtype != vtype.numpy_dtype or len(shape) != vtype.ndim
+    if (dtype is None or dtype != vtype.numpy_dtype or len(shape) != vtype.ndim
             or any(s is not None and s != n for s, n in zip(vtype.shape, shape))):
         raise AssertionError(f"{node.op} returned {type(value).__name__} of dtype {dtype} and shape {shape} "
                              f"for an output of type {vtype}: a bug in the op")

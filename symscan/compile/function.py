@@ -17,6 +17,7 @@ from symscan.compile.modes import get_mode
 from symscan.graph.basic import Constant, SharedVariable, Variable, describe, set_eval_compiler
 from symscan.graph.clone import clone_replace
 from symscan.graph.fg import FunctionGraph
+from symscan.graph.traversal import graph_inputs
 from symscan.graph.type import TensorType
 from symscan.tensor.basic import _is_python_scalar, as_tensor_variable, constant
 
@@ -63,7 +64,15 @@ def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
         if var in seen:
             raise ValueError(f"updates: {describe(var)} is updated twice")
         seen.add(var)
-        new = constant(new, dtype=var.dtype) if _is_python_scalar(new) else as_tensor_variable(new)
+        if not isinstance(var.type, TensorType):
+            if getattr(new, "type", None) != var.type:
+                raise TypeError(f"updates: the new value of {describe(var)} must be of type {var.type}")
+            checked.append((var, new))
+            continue
+        if _is_python_scalar(new):  # weak, like a Python input: it must fit the dtype exactly
+            new = constant(TensorType(var.dtype, ()).filter(new, what=f"updates: the new value of {describe(var)}"))
+        else:
+            new = as_tensor_variable(new)
         if new.dtype != var.dtype or new.ndim != var.ndim:
             raise TypeError(f"updates: the new value of {describe(var)} is {new.type}; it must keep the "
                             f"dtype {var.dtype} and {var.ndim} dimension(s): cast it with .astype('{var.dtype}')")
@@ -84,6 +93,21 @@ def _check_givens(givens) -> list[tuple[Variable, Variable]]:
     return checked
 
 
+def _default_updates(targets: list[Variable], explicit: list[tuple]) -> list[tuple]:
+    """Updates of shared variables the graph reads that carry a ``default_update`` (random
+    generators, as in Theano) and have no explicit update."""
+    found, updated = [], {var for var, _ in explicit}
+    pending = list(targets)
+    while pending:
+        new = [(var, var.default_update) for var in graph_inputs(pending)
+               if isinstance(var, SharedVariable) and getattr(var, "default_update", None) is not None
+               and var not in updated]
+        updated.update(var for var, _ in new)
+        found += new
+        pending = [default for _, default in new]  # a default update may read other generators
+    return found
+
+
 class Function:
     """A compiled function: call it with values for its inputs, in order."""
 
@@ -95,6 +119,7 @@ class Function:
         self.return_list = isinstance(outputs, (list, tuple))
         outputs = [as_tensor_variable(o) for o in (outputs if self.return_list else [outputs])]
         self.updates = _check_updates(updates)
+        self.updates += _default_updates(outputs + [new for _, new in self.updates], self.updates)
         self.outputs = outputs
         targets = outputs + [new for _, new in self.updates]
         givens = _check_givens(givens)
@@ -125,10 +150,12 @@ class Function:
         n_out = len(self.outputs)
         new_states = [var.type.filter(value, what=f"the update of {describe(var)}")
                       for (var, _), value in zip(self.updates, results[n_out:])]
+        updated = {var for var, _ in self.updates}
+        kept = [value for var, value in shared_values.items() if var not in updated]
+        new_states = _unaliased(new_states, values + kept)
         for (var, _), value in zip(self.updates, new_states):
             var.set_value(value, borrow=True)
-        owned = values + list(shared_values.values()) + new_states
-        outs = [_fresh(r, owned) for r in results[:n_out]]
+        outs = _unaliased(results[:n_out], values + list(shared_values.values()) + new_states)
         return outs if self.return_list else outs[0]
 
     def _title(self) -> str:
@@ -138,12 +165,23 @@ class Function:
         return f"<Function {self.name or ''} mode={self.mode.name} {self.inputs} -> {self.outputs}>"
 
 
-def _fresh(value, owned: Sequence) -> np.ndarray:
-    """The output as an ndarray that does not alias an input, a shared value or a new state."""
-    out = np.asarray(value)
-    if any(isinstance(a, np.ndarray) and np.may_share_memory(out, a) for a in owned):
-        out = out.copy()
-    return out
+def _unaliased(results: Sequence, owned: Sequence) -> list[np.ndarray]:
+    """``results`` as writable ndarrays sharing memory with nothing in ``owned`` nor each other.
+
+    The caller (or a shared variable) keeps each one, so a result that is read-only (a
+    constant), an input, a shared value or another result (merged duplicates) is copied.
+    """
+    owned, fresh = [a for a in owned if isinstance(a, np.ndarray)], []
+    for value in results:
+        if not isinstance(value, (np.ndarray, np.generic, int, float, bool, complex)):
+            fresh.append(value)  # not an array (a random generator): nothing to alias
+            continue
+        out = np.asarray(value)
+        if not out.flags.writeable or any(np.may_share_memory(out, a) for a in owned):
+            out = out.copy()
+        owned.append(out)
+        fresh.append(out)
+    return fresh
 
 
 def function(inputs, outputs=None, updates=None, givens=None, mode=None, rewrites=None,

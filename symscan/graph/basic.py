@@ -93,12 +93,19 @@ class SharedVariable(Variable):
 
     def get_value(self, borrow: bool = False):
         """The current value; a copy unless ``borrow`` is true."""
-        return self._value if borrow else np.array(self._value, copy=True)
+        return self._value if borrow else self.type.copy_value(self._value)
 
     def set_value(self, value, borrow: bool = False) -> None:
-        """Replace the value; it must fit the variable's type (no lossy cast)."""
+        """Replace the value; it must fit the variable's type (no lossy cast).
+
+        Without ``borrow`` the value is copied whenever it may share memory with ``value``
+        (also views made by ``np.asarray`` of memoryviews or array-likes), so later changes to
+        the caller's buffer never reach the shared state.
+        """
         new = self.type.filter(value, what=self._what(), strict=self.strict)
-        self._value = new if borrow or new is not value else np.array(new, copy=True)
+        if not borrow and self.type.may_share_memory(new, value):
+            new = self.type.copy_value(new)
+        self._value = new
 
     def clone(self, name: str | None = None) -> SharedVariable:
         """Shared variables keep their identity when graphs are copied."""
@@ -106,13 +113,26 @@ class SharedVariable(Variable):
 
 
 class Apply:
-    """One application of ``op`` to ``inputs``; it owns its output variables."""
+    """One application of ``op`` to ``inputs``; it owns its output variables.
+
+    ``serial`` numbers nodes in creation order, so scan can tell the nodes its step function
+    built from those that existed before (see ``next_serial``).
+    """
+
+    _next_serial = 0
 
     def __init__(self, op: Op, inputs: Sequence[Variable], output_types: Sequence):
+        self.serial = Apply._next_serial
+        Apply._next_serial += 1
         self.op = op
         self.inputs = list(inputs)
         self.outputs = [t.make_variable(owner=self, index=i) for i, t in enumerate(output_types)]
         self.tag: dict[str, Any] = {}
+
+    @staticmethod
+    def next_serial() -> int:
+        """The serial number the next node created will get."""
+        return Apply._next_serial
 
     def clone_with_new_inputs(self, inputs: Sequence[Variable]) -> Apply:
         """The same op on ``inputs``; types are re-inferred when the input types changed."""

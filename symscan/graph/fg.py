@@ -56,15 +56,21 @@ class FunctionGraph:
         self.outputs.append(var)
 
     def _import(self, var: Variable) -> None:
-        """Add ``var`` and the nodes computing it; roots must be inputs, constants or shared."""
+        """Add ``var`` and the nodes computing it; roots must be inputs, constants or shared.
+
+        Roots are checked before anything is added, so a MissingInputError leaves the graph
+        as it was.
+        """
         if var in self.clients:
             return
-        for node in toposort([var], stop_at=self.clients.keys()):
-            for position, inp in enumerate(node.inputs):
-                if inp not in self.clients:
+        nodes = toposort([var], stop_at=self.clients.keys())
+        for node in nodes:
+            for inp in node.inputs:
+                if inp not in self.clients and inp.owner is None:
                     self._check_root(inp)
-                    self.clients[inp] = []
-                self.clients[inp].append((node, position))
+        for node in nodes:
+            for position, inp in enumerate(node.inputs):
+                self.clients.setdefault(inp, []).append((node, position))
             self.apply_nodes[node] = None
             for out in node.outputs:
                 self.clients.setdefault(out, [])
@@ -118,7 +124,13 @@ class FunctionGraph:
             self.replace(old, new, reason)
 
     def _prune(self, var: Variable) -> None:
-        """Remove the producers of ``var`` (and above) that no longer have readers."""
+        """Remove the producers of ``var`` (and above) that no longer have readers.
+
+        A replaced root that is not an input (a merged constant, a shared variable swapped for
+        a constant) is dropped too, so ``variables``/``shared_variables`` list only what is read.
+        """
+        if var.owner is None and not self.clients.get(var) and var not in self.inputs:
+            self.clients.pop(var, None)
         pending = [var.owner] if var.owner is not None else []
         while pending:
             node = pending.pop()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+import reprlib
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
+from symscan.config import config
 from symscan.graph.basic import Constant, SharedVariable, Variable
 
 SUPPORTED_DTYPES = (
@@ -16,7 +19,12 @@ SUPPORTED_DTYPES = (
 
 
 def normalize_dtype(dtype) -> str:
-    """The canonical name of a numpy dtype, or a TypeError for dtypes symscan does not hold."""
+    """The canonical name of a numpy dtype, or a TypeError for dtypes symscan does not hold.
+
+    ``"floatX"`` means ``config.floatX``, as in Theano.
+    """
+    if isinstance(dtype, str) and dtype == "floatX":
+        dtype = config.floatX
     try:
         name = np.dtype(dtype).name
     except TypeError as err:
@@ -30,11 +38,18 @@ def _python_value_fits(arr: np.ndarray, dtype: np.dtype) -> bool:
     """Whether a Python scalar/list converts to ``dtype`` without losing anything.
 
     Python numbers carry no precision intent (NEP 50 "weak" scalars): a float goes into any
-    float dtype, an int into any int dtype whose range holds it, never a float into an int.
+    float dtype whose range holds it (rounding is fine, overflowing to inf is not), an int into
+    any int dtype whose range holds it, never a float into an int. An empty list fits anything.
     """
     src, dst = arr.dtype.kind, dtype.kind
+    if arr.size == 0:
+        return True
     if dst in "fc":
-        return src in "biuf" or (src == "c" and dst == "c")
+        if not (src in "biuf" or (src == "c" and dst == "c")):
+            return False
+        with np.errstate(over="ignore"):
+            converted = arr.astype(dtype)
+        return bool(np.all(np.isfinite(converted) | ~np.isfinite(arr)))
     if dst in "iu":
         if src not in "biu":
             return False
@@ -55,6 +70,14 @@ class Type:
 
     def filter(self, value, what: str = "value", strict: bool = False):
         raise NotImplementedError
+
+    def copy_value(self, value):
+        """An independent copy of a value of this type (shared variables hand out copies)."""
+        return copy.deepcopy(value)
+
+    def may_share_memory(self, a, b) -> bool:
+        """Whether changing ``b`` could change ``a`` (then a shared variable copies ``a``)."""
+        return a is b
 
 
 @dataclass(frozen=True)
@@ -83,6 +106,12 @@ class TensorType(Type):
     def numpy_dtype(self) -> np.dtype:
         return np.dtype(self.dtype)
 
+    def copy_value(self, value) -> np.ndarray:
+        return np.array(value, copy=True)
+
+    def may_share_memory(self, a, b) -> bool:
+        return a is b or np.may_share_memory(a, np.asarray(b))
+
     def clone(self, dtype: str | None = None, shape: tuple | None = None) -> TensorType:
         return TensorType(self.dtype if dtype is None else dtype, self.shape if shape is None else shape)
 
@@ -108,7 +137,7 @@ class TensorType(Type):
             ok = (not strict) and (_python_value_fits(arr, self.numpy_dtype) if weak
                                    else np.can_cast(arr.dtype, self.numpy_dtype, "safe"))
             if not ok:
-                kind = "Python value" if weak else f"{arr.dtype} array"
+                kind = f"Python value {reprlib.repr(value)}" if weak else f"{arr.dtype} array"
                 raise TypeError(f"{what} must be {self.dtype} (type {self}), got a {kind}; "
                                 f"convert it first, e.g. np.asarray(value, dtype='{self.dtype}')")
             arr = arr.astype(self.numpy_dtype)

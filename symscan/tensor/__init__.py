@@ -4,7 +4,7 @@ Every op follows numpy: results, dtype promotion (NEP 50 for Python scalars) and
 broadcasting. Shapes and dtypes that cannot work are errors when the graph is built.
 """
 
-from symscan.tensor import nnet
+from symscan.tensor import nnet, shared_randomstreams
 from symscan.tensor.basic import (
     NotConstantError,
     as_tensor_variable,
@@ -95,6 +95,7 @@ from symscan.tensor.math import (
     sum,
 )
 from symscan.tensor.nnet import softmax
+from symscan.tensor.random import RandomStream
 from symscan.tensor.shape import (
     concatenate,
     dimshuffle,

@@ -32,7 +32,10 @@ class Alloc(Op):
             raise ValueError(f"alloc: {describe(value)} has more dimensions than the shape ({len(lengths)})")
         static = tuple(static_int(n) for n in lengths)
         target = TensorType(value.dtype, static).make_variable(name="shape")
-        broadcast_static_shapes([target, value], "alloc")
+        shape = broadcast_static_shapes([target, value], "alloc")
+        # The value broadcasts *to* the shape: a length-1 entry cannot take a longer value axis.
+        if any(t is not None and s is not None and t != s for t, s in zip(static, shape)):
+            raise ValueError(f"alloc: {describe(value)} cannot broadcast to the shape {static}")
         return Apply(self, [value, *lengths], [TensorType(value.dtype, static)])
 
     def perform(self, node, inputs):
@@ -97,6 +100,9 @@ class Arange(Op):
         return Apply(self, parts, [TensorType(self.dtype, (length,))])
 
     def perform(self, node, inputs):
+        """A zero step is an error here (numpy would also warn of a division by zero first)."""
+        if inputs[2] == 0:
+            raise ValueError("arange: step must not be zero")
         return [np.arange(*inputs, dtype=self.dtype)]
 
 

@@ -7,6 +7,7 @@ lengths are known.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import math
 from collections.abc import Callable
@@ -16,11 +17,21 @@ import numpy as np
 
 from symscan.graph.basic import Apply, Op, Variable, describe
 from symscan.graph.type import TensorType, normalize_dtype
-from symscan.tensor.basic import NotConstantError, as_operands, as_tensor_variable, get_scalar_constant_value
+from symscan.tensor.basic import (
+    NotConstantError,
+    _is_python_scalar,
+    as_operands,
+    as_tensor_variable,
+    constant,
+    get_scalar_constant_value,
+)
 
 
 def _sigmoid(x):
+    """Stable logistic; the input is first converted to exp's float dtype, because ``-abs(x)``
+    wraps around for unsigned ints and is undefined for bools."""
     x = np.asarray(x)
+    x = x.astype(np.exp(x.flat[:0]).dtype, copy=False)
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(e.dtype, copy=False)
 
@@ -154,6 +165,29 @@ def cast(x, dtype) -> Variable:
     return x if x.dtype == normalize_dtype(dtype) else Cast(dtype)(x)
 
 
+_COMPARISONS = frozenset({"eq", "neq", "lt", "le", "gt", "ge"})
+
+
+def _wide_int_operands(args: tuple, name: str) -> list:
+    """Python ints outside the other operands' int dtype are errors in arithmetic, but numpy
+    takes them where it computes in a wider dtype: comparisons are exact (``x_int8 < 1000`` is
+    all True) and ``true_div`` divides in float64 (``x_int8 / 1000``). Such an int becomes a
+    constant of that wider dtype; the result dtype (bool, float64) is unchanged."""
+    args = [a if _is_python_scalar(a) else as_tensor_variable(a) for a in args]
+    dtypes = [a.dtype for a in args if isinstance(a, Variable)]
+    out = []
+    for a in args:
+        if type(a) is int and dtypes:
+            dtype = np.result_type(*dtypes, a)
+            if dtype.kind in "iu" and not np.iinfo(dtype).min <= a <= np.iinfo(dtype).max:
+                if name == "true_div" and builtins.abs(a) < 2**1023:
+                    a = constant(float(a))
+                elif name in _COMPARISONS and np.iinfo(np.int64).min <= a <= np.iinfo(np.uint64).max:
+                    a = constant(a)  # int64, or uint64 above int64's range
+        out.append(a)
+    return out
+
+
 def _elemwise_function(name: str) -> Callable:
     nin = ELEMWISE_FUNCTIONS[name][0]
     op = Elemwise(name)
@@ -161,6 +195,8 @@ def _elemwise_function(name: str) -> Callable:
     def apply(*args):
         if len(args) != nin:
             raise TypeError(f"{name} takes {nin} arguments, got {len(args)}")
+        if name in _COMPARISONS or name == "true_div":
+            args = _wide_int_operands(args, name)
         return op(*as_operands(args, name))
 
     apply.__name__ = apply.__qualname__ = name
@@ -205,7 +241,21 @@ floor = _elemwise_function("floor")
 ceil = _elemwise_function("ceil")
 round = _elemwise_function("round")
 invert = _elemwise_function("invert")
-clip = _elemwise_function("clip")
+_clip = _elemwise_function("clip")
+
+
+def clip(x, low, high) -> Variable:
+    """``numpy.clip``. As in numpy, a Python int bound beyond an integer ``x``'s range means no
+    bound (``clip(x_int8, 0, 1000)`` stays int8) rather than the out-of-range error of other ops."""
+    if not _is_python_scalar(x):
+        x = as_tensor_variable(x)
+        if np.dtype(x.dtype).kind in "iu":
+            info = np.iinfo(x.dtype)
+            low = int(info.min) if type(low) is int and low <= info.min else low
+            high = int(info.max) if type(high) is int and high >= info.max else high
+    return _clip(x, low, high)
+
+
 second = _elemwise_function("second")
 fill = second
 """``fill(model, value)``: ``value`` broadcast to ``model``'s shape (Theano's name)."""

@@ -113,7 +113,11 @@ def normalize_axis(axis, ndim: int, x: Variable, opname: str) -> tuple[int, ...]
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out = []
     for ax in axes:
-        if not isinstance(ax, (int, np.integer)) or not -ndim <= ax < ndim:
+        # bool is an int in Python, but axis=True is a mistake (numpy refuses it too)
+        if not isinstance(ax, (int, np.integer)) or isinstance(ax, (bool, np.bool_)):
+            raise TypeError(f"{opname}: axis must be an int, a tuple of ints or None, got {ax!r} "
+                            f"for {describe(x)}")
+        if not -ndim <= ax < ndim:
             raise ValueError(f"{opname}: axis {ax} is out of range for {describe(x)} with {ndim} dimension(s)")
         out.append(int(ax) % ndim)
     if len(set(out)) != len(out):

@@ -61,7 +61,9 @@ def shape_vector(shape, opname: str) -> Variable:
         else:
             if shape.ndim != 1 or shape.dtype[0] not in "iu" or shape.type.shape[0] is None:
                 raise TypeError(f"{opname}: a shape must be an int vector of static length, got {describe(shape)}")
-            return shape if shape.dtype == "int64" else make_vector([shape[i] for i in range(shape.type.shape[0])])
+            if shape.dtype == "int64":
+                return shape
+            return make_vector([shape[i] for i in range(shape.type.shape[0])], dtype="int64")
     elif isinstance(shape, (int, np.integer)):
         shape = [shape]
     entries = [as_tensor_variable(int(s)) if isinstance(s, (int, np.integer)) else as_tensor_variable(s)
@@ -227,8 +229,10 @@ class Flatten(Op):
         return Apply(self, [x], [TensorType(x.dtype, x.type.shape[:self.ndim - 1] + (size,))])
 
     def perform(self, node, inputs):
+        """The merged length is explicit: numpy cannot infer a -1 when a kept axis has length 0."""
         x = np.asarray(inputs[0])
-        return [x.reshape(x.shape[:self.ndim - 1] + (-1,))]
+        merged = int(np.prod(x.shape[self.ndim - 1:], dtype=np.int64))
+        return [x.reshape(x.shape[:self.ndim - 1] + (merged,))]
 
 
 def flatten(x, ndim: int = 1) -> Variable:

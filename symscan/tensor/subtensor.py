@@ -1,9 +1,13 @@
 """numpy indexing: ``x[idx]`` (Subtensor) and ``set_subtensor`` / ``inc_subtensor`` (IncSubtensor).
 
 An index is described by a static ``spec`` (one entry per index item: ``("int",)``,
-``("slice", has_start, has_stop, has_step)``, ``("none",)`` or ``("array",)``) and the
-symbolic values it needs are node inputs, so bounds may be symbolic. Results follow numpy,
-including where advanced (integer-array) indices put their dimensions.
+``("slice", has_start, has_stop, has_step)``, ``("none",)``, ``("array",)`` or ``("ellipsis",)``)
+and the symbolic values it needs are node inputs, so bounds may be symbolic. Results follow
+numpy, including where advanced (integer-array) indices put their dimensions.
+
+``("ellipsis",)`` is an Ellipsis that stands for no axis: numpy still counts it as separating
+advanced indices (``x[:, [0, 1], ..., 0]`` on a 3-d ``x`` puts the advanced dims first), so it
+is kept when the index has an integer array and dropped otherwise.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ from symscan.tensor.basic import (
 from symscan.tensor.elemwise import broadcast_static_shapes
 from symscan.tensor.shape import MakeVector, Shape
 
-INT, NONE, ARRAY = ("int",), ("none",), ("array",)
+INT, NONE, ARRAY, ELLIPSIS = ("int",), ("none",), ("array",), ("ellipsis",)
 
 
 # ---------------------------------------------------------------------------- parsing x[index]
 def _as_index_scalar(value, x: Variable, position: int) -> Variable:
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        if not np.iinfo(np.int64).min <= value <= np.iinfo(np.int64).max:  # numpy's error, not an OverflowError
+            raise IndexError(f"index {position} of {describe(x)} is {value}, which does not fit an int64")
         return constant(np.int64(value))
     var = as_tensor_variable(value)
     if var.ndim != 0 or var.dtype[0] not in "iu":
@@ -48,11 +54,14 @@ def parse_index(x: Variable, index) -> tuple[tuple, list[Variable]]:
         raise IndexError(f"too many indices for {describe(x)}: {consuming} given, it has {x.ndim} dimension(s)")
     if Ellipsis in [i if i is Ellipsis else None for i in items]:
         at = next(p for p, i in enumerate(items) if i is Ellipsis)
-        items[at:at + 1] = [slice(None)] * (x.ndim - consuming)
+        if x.ndim > consuming:
+            items[at:at + 1] = [slice(None)] * (x.ndim - consuming)
     spec, inputs = [], []
     for position, item in enumerate(items):
         if item is None:
             spec.append(NONE)
+        elif item is Ellipsis:
+            spec.append(ELLIPSIS)
         elif isinstance(item, slice):
             parts = [None if p is None else _as_index_scalar(p, x, position)
                      for p in (item.start, item.stop, item.step)]
@@ -66,12 +75,16 @@ def parse_index(x: Variable, index) -> tuple[tuple, list[Variable]]:
             spec.append(INT)
             inputs.append(_as_index_scalar(item, x, position))
         else:
+            if isinstance(item, list) and np.size(item) == 0:
+                item = np.zeros(np.shape(item), dtype=np.int64)  # numpy reads an empty list as no positions
             array = as_tensor_variable(item)
             if array.dtype[0] not in "iu":
                 raise TypeError(f"index {position} of {describe(x)} must hold integers, got {describe(array)}; "
                                 "boolean masks are not supported, index with integer positions instead")
             spec.append(ARRAY)
             inputs.append(array)
+    if ARRAY not in spec:
+        spec = [entry for entry in spec if entry != ELLIPSIS]
     return tuple(spec), inputs
 
 
@@ -83,6 +96,8 @@ def build_index(spec: tuple, values: list) -> tuple:
     for entry in spec:
         if entry is NONE or entry == NONE:
             index.append(None)
+        elif entry == ELLIPSIS:
+            index.append(Ellipsis)
         elif entry[0] == "slice":
             parts = [int(next(it)) if present else None for present in entry[1:]]
             index.append(slice(*parts))
@@ -97,7 +112,7 @@ def _split_inputs(spec: tuple, inputs: list[Variable]) -> list[list[Variable]]:
     """The inputs of each spec entry."""
     it, out = iter(inputs), []
     for entry in spec:
-        n = sum(entry[1:]) if entry[0] == "slice" else (0 if entry == NONE else 1)
+        n = sum(entry[1:]) if entry[0] == "slice" else (0 if entry in (NONE, ELLIPSIS) else 1)
         out.append([next(it) for _ in range(n)])
     return out
 
@@ -126,6 +141,8 @@ def infer_shape(x: Variable, spec: tuple, inputs: list[Variable]) -> tuple:
         if entry == NONE:
             dims.append(1)
             continue
+        if entry == ELLIPSIS:  # no axis and no dim; it only separates advanced indices
+            continue
         length = x.type.shape[axis]
         if entry[0] == "slice":
             dims.append(_slice_length(entry, parts, length))
@@ -135,6 +152,7 @@ def infer_shape(x: Variable, spec: tuple, inputs: list[Variable]) -> tuple:
                 adv_positions.append(position)
                 adv_vars.append(parts[0])
         else:
+            _check_static_array_bounds(x, axis, parts[0], length)
             adv_positions.append(position)
             adv_vars.append(parts[0])
         axis += 1
@@ -157,6 +175,17 @@ def _check_static_bound(x: Variable, axis: int, index: Variable, length: int | N
         return
     if length is not None and not -length <= value < length:
         raise IndexError(f"index {value} is out of bounds for axis {axis} of {describe(x)} (length {length})")
+
+
+def _check_static_array_bounds(x: Variable, axis: int, index: Variable, length: int | None) -> None:
+    """A constant integer array is checked like a constant int: out of bounds fails at build time."""
+    data = getattr(index, "data", None)
+    if data is None or length is None or data.size == 0:
+        return
+    low, high = int(data.min()), int(data.max())
+    if low < -length or high >= length:
+        bad = low if low < -length else high
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} of {describe(x)} (length {length})")
 
 
 # ---------------------------------------------------------------------------- ops
@@ -218,7 +247,11 @@ class IncSubtensor(Op):
         if y.ndim > target.ndim:
             raise ValueError(f"{self._verb()}: the value {describe(y)} has more dimensions than "
                              f"{describe(x)}[index] ({target.type})")
-        broadcast_static_shapes([target, y], self._verb())
+        shape = broadcast_static_shapes([target, y], self._verb())
+        # numpy broadcasts y *to* x[index]: a length-1 axis of x[index] cannot take a longer y.
+        if any(t is not None and s is not None and t != s for t, s in zip(target.type.shape, shape)):
+            raise ValueError(f"{self._verb()}: the value {describe(y)} cannot broadcast to the shape of "
+                             f"{describe(x)}[index] ({target.type})")
         if y.dtype != x.dtype and not np.can_cast(y.dtype, x.dtype, "safe"):
             raise TypeError(f"{self._verb()}: the value {describe(y)} would be downcast to {x.dtype}, the dtype "
                             f"of {describe(x)}; cast it explicitly with .astype('{x.dtype}')")
@@ -253,6 +286,8 @@ def format_spec(spec: tuple) -> str:
             out.append("None")
         elif entry == ARRAY:
             out.append("[int]")
+        elif entry == ELLIPSIS:
+            out.append("...")
         else:
             out.append(":".join("?" if present else "" for present in entry[1:3])
                        + (":?" if entry[3] else ""))

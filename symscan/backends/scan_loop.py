@@ -1,0 +1,125 @@
+"""How the reference interpreter runs a Scan node: the inner graph once per step.
+
+Buffers hold each recurrent output's initial taps followed by the steps; a ring length
+keeps only the last rows. A virtual row ``v`` (0 = the oldest initial tap) lives at
+``v % len(buffer)``; at the end, a ring is rotated so the rows come out in time order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from symscan.graph.basic import Apply
+from symscan.scan.args import RecurrentEntry, ScanArgs
+
+
+class _Buffer:
+    """One output's storage: ``rows`` virtual rows, of which the last ``length`` are kept."""
+
+    def __init__(self, label: str, ring: int | None, history: int, n_steps: int):
+        self.label, self.history = label, history
+        total = history + n_steps
+        self.length = total if ring is None else min(ring, total)
+        self.data: np.ndarray | None = None
+
+    def allocate(self, row: np.ndarray, dtype) -> None:
+        self.data = np.empty((self.length,) + np.shape(row), dtype=dtype)
+
+    def read(self, virtual: int):
+        return self.data[virtual % self.length]
+
+    def write(self, virtual: int, value, step: int) -> None:
+        slot = self.data[virtual % self.length] if self.length else None
+        if slot is None or np.shape(value) != slot.shape:
+            raise ValueError(f"scan: {self.label or 'an output'} has shape {slot.shape if slot is not None else '?'}"
+                             f" per step but step {step} produced shape {np.shape(value)}; fn must return the same "
+                             "shape at every step")
+        self.data[virtual % self.length] = value
+
+    def result(self, rows: int) -> np.ndarray:
+        """The last ``min(rows, length)`` rows in time order."""
+        if rows <= self.length:
+            return self.data[:rows].copy()
+        start = rows % self.length
+        return np.concatenate([self.data[start:], self.data[:start]])
+
+
+def _direction_and_steps(args: ScanArgs, n_steps: int) -> tuple[bool, int]:
+    if n_steps >= 0:
+        return args.go_backwards, n_steps
+    if args.steps_from_sequences:
+        return args.go_backwards, n_steps  # the sequences are too short: reported by _check_sequences
+    return not args.go_backwards, -n_steps
+
+
+def _check_sequences(args: ScanArgs, values: dict, n_steps: int) -> None:
+    for seq in args.sequences:
+        length = np.shape(values[seq.outer])[0]
+        need = n_steps + seq.span
+        if length < need or n_steps < 0:
+            if args.steps_from_sequences:
+                raise ValueError(f"scan {args.name or ''}: {seq.label or 'a sequence'} has {length} elements but "
+                                 f"its taps {list(seq.taps)} span {seq.span}; pass a longer sequence")
+            raise ValueError(f"scan {args.name or ''}: {seq.label or 'a sequence'} has {length} elements but "
+                             f"{n_steps} steps with taps {list(seq.taps)} need {need} (n_steps + {seq.span}); "
+                             "pass a longer sequence or a smaller n_steps")
+
+
+def _initial_rows(args: ScanArgs, entry: RecurrentEntry, value) -> np.ndarray:
+    rows = np.asarray(value)[None] if entry in args.sit_sot else np.asarray(value)
+    if rows.shape[0] < entry.span:
+        raise ValueError(f"scan {args.name or ''}: {entry.label or 'an output'} has {rows.shape[0]} initial rows but "
+                         f"taps {list(entry.taps)} need {entry.span}")
+    return rows[:entry.span]
+
+
+def run_scan(node: Apply, inputs: list, evaluate_inner: Callable[[list], list]) -> list:
+    """Evaluate a Scan node for its outer input values; ``evaluate_inner`` runs the body."""
+    args = ScanArgs.from_node(node)
+    values = dict(zip(node.inputs, inputs))
+    backwards, n_steps = _direction_and_steps(args, int(values[args.n_steps]))
+    _check_sequences(args, values, n_steps)
+    lengths = {id(s): np.shape(values[s.outer])[0] for s in args.sequences}
+    buffers = []
+    for entry in args.recurrent:
+        buffer = _Buffer(entry.label, entry.ring, entry.span, n_steps)
+        rows = _initial_rows(args, entry, values[entry.outer_init])
+        buffer.allocate(rows[0], entry.inner_out.type.dtype)
+        for v, row in enumerate(rows):
+            buffer.data[v % buffer.length] = row
+        buffers.append(buffer)
+    nit_buffers = [_Buffer(e.label, e.ring, 0, n_steps) for e in args.nit_sot]
+    shared = [values[s.outer] for s in args.shared]
+    non_seqs = [values[n.outer] for n in args.non_seqs]
+    steps_run = 0
+    for step in range(n_steps):
+        inner = []
+        for seq in args.sequences:
+            data, usable = values[seq.outer], lengths[id(seq)] - seq.span
+            for tap in seq.taps:
+                inner.append(data[seq.offset(tap) + (usable - 1 - step if backwards else step)])
+        for entry, buffer in zip(args.recurrent, buffers):
+            inner += [buffer.read(entry.span + step + tap) for tap in entry.taps]
+        # Copy views first: one output may alias a buffer row that another write overwrites.
+        results = [r.copy() if isinstance(r, np.ndarray) else r for r in evaluate_inner(inner + shared + non_seqs)]
+        for entry, buffer, value in zip(args.recurrent, buffers, results):
+            buffer.write(entry.span + step, value, step)
+        for entry, buffer, value in zip(args.nit_sot, nit_buffers, results[len(buffers):]):
+            if buffer.data is None:
+                buffer.allocate(value, entry.inner_out.type.dtype)
+            buffer.write(step, value, step)
+        n_buffered = len(buffers) + len(nit_buffers)
+        shared = results[n_buffered:n_buffered + len(shared)]
+        steps_run = step + 1
+        if args.until is not None and bool(results[-1]):
+            break
+    outs = [b.result(e.span + steps_run) for e, b in zip(args.recurrent, buffers)]
+    for entry, buffer in zip(args.nit_sot, nit_buffers):
+        if buffer.data is None:  # no step ran: the shape of a step is what the type knows
+            shape = tuple(0 if s is None else s for s in entry.inner_out.type.shape)
+            outs.append(np.empty((0,) + shape, dtype=entry.inner_out.type.dtype))
+        else:
+            outs.append(buffer.result(steps_run))
+    return outs + [np.asarray(s) if hasattr(s, "dtype") else s for s in shared]

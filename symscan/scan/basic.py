@@ -1,0 +1,150 @@
+"""``scan()``: parse the arguments, trace fn, build ScanArgs, make the node, slice the outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from symscan.graph.basic import Variable
+from symscan.graph.clone import clone_replace
+from symscan.scan.args import NitSotEntry, NonSeqEntry, RecurrentEntry, ScanArgs, SequenceEntry, SharedEntry
+from symscan.scan.outputs import check_output_count, checked_outputs
+from symscan.scan.parse import (
+    OutputSpec,
+    SequenceSpec,
+    check_static_lengths,
+    parse_n_steps,
+    parse_non_sequences,
+    parse_outputs_info,
+    parse_sequences,
+)
+from symscan.scan.trace import call_fn, check_strict, find_outer_variables
+from symscan.scan.unroll import scan_one_step
+from symscan.scan.updates import ScanUpdates
+from symscan.tensor.elemwise import minimum
+from symscan.tensor.shape import shape
+
+
+def scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None, n_steps=None,
+         truncate_gradient: int = -1, go_backwards: bool = False, mode=None, name: str | None = None,
+         profile: bool = False, allow_gc=None, strict: bool = False, return_list: bool = False):
+    """Theano's scan: ``outputs, updates = scan(fn, sequences, outputs_info, non_sequences, n_steps)``.
+
+    ``fn`` receives, in order, every tap of every sequence, every past tap of every
+    recurrent output, then the non-sequences; it returns outputs, updates and ``until``.
+    ``truncate_gradient``, ``mode`` and ``allow_gc`` are accepted for compatibility.
+    """
+    seqs = parse_sequences(sequences)
+    outs = parse_outputs_info(outputs_info)
+    non_seqs = parse_non_sequences(non_sequences)
+    steps, backwards = parse_n_steps(n_steps, go_backwards)
+    if steps is None and not seqs:
+        raise ValueError("scan: n_steps is required when there are no sequences")
+    check_static_lengths(seqs, steps)
+    if steps is not None and steps.owner is None and int(steps.data) == 1:
+        return scan_one_step(fn, seqs, outs, non_seqs, backwards, strict, return_list)
+    placeholders = _placeholders(seqs, outs)
+    trace = call_fn(fn, [v for group in placeholders for v in group] + non_seqs)
+    check_output_count(trace, outs)
+    recurrent_outputs = checked_outputs(trace, outs)
+    find_outer_variables(trace, {v for group in placeholders for v in group})
+    if strict:
+        check_strict(trace, non_seqs)
+    args = _build_args(trace, seqs, outs, placeholders, non_seqs, recurrent_outputs, steps, backwards, name)
+    args.profile = bool(profile)
+    node = args.to_node()
+    return _slice_outputs(node, args, outs, return_list)
+
+
+# ---------------------------------------------------------------------------- helpers
+def _placeholders(seqs: list[SequenceSpec], outs: list[OutputSpec]) -> list[list[Variable]]:
+    """Inner variables fn receives: one per sequence tap, then one per output tap."""
+    groups = []
+    for seq in seqs:
+        element = seq.var.type.clone(shape=seq.var.type.shape[1:])
+        groups.append([element.make_variable(name=_tap_name(seq.var, tap)) for tap in seq.taps])
+    for out in outs:
+        if out.kind == "nit_sot":
+            groups.append([])
+            continue
+        state = out.initial.type if out.kind == "sit_sot" else out.initial.type.clone(shape=out.initial.type.shape[1:])
+        groups.append([state.make_variable(name=_tap_name(out.initial, tap)) for tap in out.taps])
+    return groups
+
+
+def _tap_name(var: Variable, tap: int) -> str | None:
+    if var.name is None:
+        return None
+    return f"{var.name}[t]" if tap == 0 else f"{var.name}[t{tap:+d}]"
+
+
+def _build_args(trace, seqs, outs, placeholders, non_seqs, outputs, steps, backwards, name) -> ScanArgs:
+    """ScanArgs for the traced fn: every outer variable fn read becomes an inner input."""
+    updated = dict(trace.updates)
+    explicit = list(dict.fromkeys(non_seqs))
+    implicit = [v for v in trace.outer if v not in set(explicit) and v not in updated]
+    replace, non_seq_entries, shared_entries = {}, [], []
+    for position, var in enumerate(explicit + implicit):
+        if var in updated:
+            continue
+        inner = var.type.make_variable(name=var.name)
+        replace[var] = inner
+        label = var.name or (f"non_sequences[{position}]" if position < len(explicit) else "")
+        non_seq_entries.append(NonSeqEntry(var, inner, label))
+    for var, new in trace.updates:
+        inner = var.type.make_variable(name=var.name)
+        replace[var] = inner
+        shared_entries.append((var, inner, new))
+    targets = list(outputs) + [new for _, _, new in shared_entries]
+    targets += [trace.condition] if trace.condition is not None else []
+    targets = clone_replace(targets, replace)
+    inner_outputs = iter(targets)
+    derived = steps is None
+    if derived:
+        steps = _steps_from_sequences(seqs)
+    args = ScanArgs(n_steps=steps, go_backwards=backwards, steps_from_sequences=derived, name=name)
+    groups = iter(placeholders)
+    for seq in seqs:
+        args.sequences.append(SequenceEntry(seq.var, next(groups), seq.taps, seq.label))
+    specs = outs or [OutputSpec("nit_sot", None, (), f"output {i}") for i in range(len(outputs))]
+    kinds = {"mit_sot": args.mit_sot, "sit_sot": args.sit_sot}
+    for spec in specs:
+        group, out = next(groups, []), next(inner_outputs)
+        if spec.kind == "nit_sot":
+            args.nit_sot.append(NitSotEntry(out, label=spec.label))
+        else:
+            kinds[spec.kind].append(RecurrentEntry(spec.initial, group, out, spec.taps, label=spec.label))
+    for var, inner, _ in shared_entries:
+        args.shared.append(SharedEntry(var, inner, next(inner_outputs), label=var.name or "shared"))
+    args.non_seqs = non_seq_entries
+    args.until = next(inner_outputs, None)
+    return args
+
+
+def _steps_from_sequences(seqs: list[SequenceSpec]) -> Variable:
+    """The step count the sequences allow: the shortest length minus its taps' span."""
+    counts = [shape(s.var)[0] - s.span if s.span else shape(s.var)[0] for s in seqs]
+    steps = counts[0]
+    for count in counts[1:]:
+        steps = minimum(steps, count)
+    return steps
+
+
+def _slice_outputs(node, args: ScanArgs, outs: list[OutputSpec], return_list: bool):
+    """The user's outputs (initial taps sliced off) in outputs_info order, and the updates."""
+    by_entry = {}
+    for entry, out in zip(args.buffered, node.outputs):
+        by_entry[id(entry)] = out[entry.span:] if isinstance(entry, RecurrentEntry) else out
+    ordered, kinds = [], {"mit_sot": iter(args.mit_sot), "sit_sot": iter(args.sit_sot),
+                          "nit_sot": iter(args.nit_sot)}
+    specs = outs or [OutputSpec("nit_sot", None, (), "")] * len(args.nit_sot)
+    for spec in specs:
+        ordered.append(by_entry[id(next(kinds[spec.kind]))])
+    updates = ScanUpdates()
+    n_buffered = len(args.buffered)
+    for entry, out in zip(args.shared, node.outputs[n_buffered:]):
+        out.name = f"{entry.outer.name}_final" if entry.outer.name else None
+        updates[entry.outer] = out
+    if len(ordered) == 1 and not return_list:
+        return ordered[0], updates
+    return ordered, updates
+

@@ -1,0 +1,40 @@
+"""Checks of what fn returned against outputs_info (shared by the loop and the unrolled scan)."""
+
+from __future__ import annotations
+
+from symscan.graph.basic import Variable, describe
+from symscan.scan.parse import OutputSpec
+from symscan.scan.trace import Trace
+from symscan.tensor.basic import _is_python_scalar, as_tensor_variable, constant
+
+
+def check_output_count(trace: Trace, outs: list[OutputSpec]) -> None:
+    if outs and len(trace.outputs) != len(outs):
+        raise ValueError(f"scan: fn returned {len(trace.outputs)} output(s) but outputs_info describes {len(outs)}; "
+                         "give one outputs_info entry per output (None for an output that is not fed back)")
+
+
+def checked_outputs(trace: Trace, outs: list[OutputSpec]) -> list[Variable]:
+    """fn's outputs as tensors; a recurrent one must keep its initial value's dtype and ndim."""
+    result = []
+    for i, value in enumerate(trace.outputs):
+        spec = outs[i] if outs else None
+        if spec is None or spec.kind == "nit_sot":
+            result.append(as_tensor_variable(value))
+            continue
+        state_ndim = spec.initial.ndim - (spec.kind == "mit_sot")
+        out = constant(value, dtype=spec.initial.dtype) if _is_python_scalar(value) else as_tensor_variable(value)
+        if out.dtype != spec.initial.dtype:
+            raise TypeError(
+                f"scan: {spec.label} is {spec.initial.dtype} but fn returns {out.dtype} for it ({out.type}); "
+                f"give an initial value of dtype {out.dtype} (e.g. .astype('{out.dtype}')) or cast fn's result "
+                f"to {spec.initial.dtype}")
+        if out.ndim != state_ndim:
+            raise ValueError(
+                f"scan: {spec.label} has {state_ndim} dimension(s) per step ({describe(spec.initial)}) but fn "
+                f"returns {out.type} for it; make the initial value match one step of the output")
+        state = spec.initial.type.shape[spec.kind == "mit_sot":]
+        if any(a is not None and b is not None and a != b for a, b in zip(state, out.type.shape)):
+            raise ValueError(f"scan: {spec.label} has shape {state} per step but fn returns {out.type} for it")
+        result.append(out)
+    return result

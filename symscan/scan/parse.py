@@ -1,0 +1,172 @@
+"""Step 1 of scan(): the user's arguments as plain records (``SequenceSpec``, ``OutputSpec``),
+with errors that name the argument by role and position."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from symscan.graph.basic import SharedVariable, Variable, describe
+from symscan.tensor.basic import as_tensor_variable, static_int
+from symscan.tensor.elemwise import cast
+
+
+@dataclass
+class SequenceSpec:
+    var: Variable
+    taps: tuple[int, ...]
+    label: str
+
+    @property
+    def span(self) -> int:
+        return max(max(self.taps), 0) - min(min(self.taps), 0)
+
+    def offset(self, tap: int) -> int:
+        return tap - min(min(self.taps), 0)
+
+
+@dataclass
+class OutputSpec:
+    """One entry of outputs_info: ``kind`` is "nit_sot", "sit_sot" or "mit_sot"."""
+
+    kind: str
+    initial: Variable | None
+    taps: tuple[int, ...]
+    label: str
+
+    @property
+    def span(self) -> int:
+        return -min(self.taps) if self.taps else 0
+
+
+def as_list(value) -> list:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _name(var) -> str:
+    return f" {var.name!r}" if getattr(var, "name", None) else ""
+
+
+def _taps(value, where: str) -> tuple[int, ...]:
+    taps = as_list(value)
+    if not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) for t in taps):
+        raise TypeError(f"scan: {where} taps must be integers, got {value!r}")
+    if len(set(taps)) != len(taps):
+        raise ValueError(f"scan: {where} taps {list(taps)} repeat a tap; list each tap once")
+    return tuple(int(t) for t in taps)
+
+
+def parse_sequences(sequences) -> list[SequenceSpec]:
+    specs = []
+    for i, item in enumerate(as_list(sequences)):
+        where = f"sequences[{i}]"
+        if isinstance(item, dict):
+            if "input" not in item:
+                raise ValueError(f"scan: {where} is a dict without 'input'; use dict(input=X, taps=[...])")
+            var, taps = item["input"], item.get("taps", [0])
+            taps = (0,) if taps is None else _taps(taps, where)
+        else:
+            var, taps = item, (0,)
+        var = as_tensor_variable(var)
+        if var.ndim < 1:
+            raise ValueError(f"scan: {where}{_name(var)} is {var.type}, a scalar; a sequence needs a leading "
+                             "time axis (pass a vector or higher), or pass it as a non_sequence")
+        specs.append(SequenceSpec(var, taps, f"{where}{_name(var)}"))
+    return specs
+
+
+def parse_outputs_info(outputs_info) -> list[OutputSpec]:
+    specs = []
+    for i, item in enumerate(as_list(outputs_info)):
+        where = f"outputs_info[{i}]"
+        if item is None:
+            specs.append(OutputSpec("nit_sot", None, (), f"output {i}"))
+            continue
+        if isinstance(item, dict):
+            initial, taps = item.get("initial"), item.get("taps", [-1] if "initial" in item else None)
+            if initial is None:
+                if taps:
+                    raise ValueError(f"scan: {where} gives taps {taps} but no initial value; past values of an "
+                                     "output need dict(initial=X, taps=[...]); drop the taps for a map output")
+                specs.append(OutputSpec("nit_sot", None, (), f"output {i}"))
+                continue
+            if taps is None:
+                specs.append(OutputSpec("nit_sot", None, (), f"output {i}"))
+                continue
+            taps = _taps(taps, where)
+        else:
+            initial, taps = item, (-1,)
+        if not taps:
+            specs.append(OutputSpec("nit_sot", None, (), f"output {i}"))
+            continue
+        if any(t >= 0 for t in taps):
+            raise ValueError(f"scan: {where} taps {list(taps)} must all be negative (past values of the output)")
+        initial = as_tensor_variable(initial)
+        label = f"{where} (initial{_name(initial)})" if initial.name else where
+        kind = "sit_sot" if taps == (-1,) else "mit_sot"
+        if kind == "mit_sot":
+            span = -min(taps)
+            if initial.ndim < 1:
+                raise ValueError(f"scan: {label} is {initial.type}, but taps {list(taps)} need {span} past values: "
+                                 f"give an initial value with a leading axis of length {span}")
+            length = initial.type.shape[0]
+            if length is not None and length < span:
+                raise ValueError(f"scan: {label} has {length} rows on its leading axis, but taps {list(taps)} "
+                                 f"need {span}; initial[0] is output[-{span}]")
+            if length != span:
+                initial = initial[:span]
+        specs.append(OutputSpec(kind, initial, taps, label))
+    return specs
+
+
+def parse_non_sequences(non_sequences) -> list[Variable]:
+    out = []
+    for item in as_list(non_sequences):
+        out.append(item if isinstance(item, SharedVariable) or isinstance(item, Variable)
+                   else as_tensor_variable(item))
+    return out
+
+
+def parse_n_steps(n_steps, go_backwards: bool) -> tuple[Variable | None, bool]:
+    """``n_steps`` as an int64 scalar (None when absent) and the direction it implies."""
+    if n_steps is None:
+        return None, go_backwards
+    if isinstance(n_steps, (bool, np.bool_)) or isinstance(n_steps, (float, np.floating)):
+        raise TypeError(f"scan: n_steps must be an int or an integer scalar variable, got {n_steps!r}")
+    var = as_tensor_variable(n_steps)
+    if var.ndim != 0 or var.dtype[0] not in "iu":
+        raise TypeError(f"scan: n_steps must be an integer scalar, got {describe(var)}")
+    value = static_int(var)
+    if value is not None:
+        if value < 0:
+            go_backwards = not go_backwards
+        return as_tensor_variable(np.int64(abs(value))), go_backwards
+    return cast(var, "int64"), go_backwards
+
+
+def static_length(var: Variable) -> int | None:
+    return var.type.shape[0]
+
+
+def check_static_lengths(sequences: Sequence[SequenceSpec], n_steps: Variable | None) -> None:
+    """A sequence too short for a constant n_steps and its taps is an error at build time."""
+    steps = None if n_steps is None else static_int(n_steps)
+    for seq in sequences:
+        length = static_length(seq.var)
+        if length is None:
+            continue
+        need = (steps if steps is not None else 1) + seq.span
+        if steps is not None and length < need or steps is None and length < seq.span:
+            raise ValueError(too_short_message(seq.label, length, seq.taps, steps, seq.span))
+
+
+def too_short_message(label: str, length: int, taps, steps: int | None, span: int) -> str:
+    if steps is None:
+        return (f"scan: {label} has {length} elements but its taps {list(taps)} span {span}; "
+                "pass a longer sequence or fewer taps")
+    return (f"scan: {label} has {length} elements but {steps} steps with taps {list(taps)} need "
+            f"{steps + span} (n_steps + {span}); pass a longer sequence or a smaller n_steps")

@@ -1,0 +1,124 @@
+"""Step 2 of scan(): call ``fn`` on placeholder variables, read what it returned, and find the
+outer variables its graph uses (free variables, shared variables, random generators)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from symscan.graph.basic import Apply, Constant, SharedVariable, Variable, describe
+from symscan.graph.fg import MissingInputError
+from symscan.scan.until import until
+from symscan.tensor.basic import _is_python_scalar, as_tensor_variable, constant
+
+
+@dataclass
+class Trace:
+    """What fn built: outputs, (shared, new value) updates, the until condition, and the
+    serial number of the first node fn created (nodes at or after it are fn's own)."""
+
+    outputs: list
+    updates: list[tuple[SharedVariable, Variable]]
+    condition: Variable | None
+    first_serial: int
+    outer: list[Variable] = field(default_factory=list)
+    generators: set = field(default_factory=set)
+
+
+def call_fn(fn: Callable, args: Sequence) -> Trace:
+    """Call ``fn(*args)`` and sort its return value into outputs, updates and until."""
+    first = Apply.next_serial()
+    outputs, updates, condition = parse_return(fn(*args))
+    return Trace(outputs, updates, condition, first)
+
+
+def _is_update_pairs(value) -> bool:
+    return (isinstance(value, (list, tuple)) and len(value) > 0
+            and all(isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], SharedVariable)
+                    for p in value))
+
+
+def _output(value, position: int):
+    if isinstance(value, Variable) or _is_python_scalar(value) or hasattr(value, "dtype"):
+        return value
+    raise TypeError(f"scan: fn returned {type(value).__name__} {value!r} at position {position}; fn must return "
+                    "variables (outputs), a dict or list of pairs (updates), and until(...) last")
+
+
+def parse_return(result) -> tuple[list, list, Variable | None]:
+    """Theano's rules: outputs, updates (dict or pairs) in any order, ``until`` last."""
+    items = list(result) if isinstance(result, (list, tuple)) and not _is_update_pairs(result) else [result]
+    condition = None
+    positions = [i for i, item in enumerate(items) if isinstance(item, until)]
+    if positions:
+        if positions != [len(items) - 1]:
+            raise TypeError("scan: fn must return until(...) as its last element, after outputs and updates")
+        condition = items.pop().condition
+    outputs, updates = [], []
+    grouped = len(items) <= 2 and any(isinstance(i, dict) or _is_update_pairs(i) for i in items)
+    for position, item in enumerate(items):
+        if isinstance(item, dict):
+            updates.extend(item.items())
+        elif _is_update_pairs(item):
+            updates.extend(tuple(p) for p in item)
+        elif grouped and isinstance(item, (list, tuple)):
+            outputs.extend(_output(v, position) for v in item)
+        else:
+            outputs.append(_output(item, position))
+    for position, (var, _) in enumerate(updates):
+        if not isinstance(var, SharedVariable):
+            raise TypeError(f"scan: fn's updates must have shared variables as keys; update {position} has "
+                            f"{describe(var) if isinstance(var, Variable) else repr(var)}")
+    return outputs, [(var, _update_value(var, new)) for var, new in updates], condition
+
+
+def _update_value(var: SharedVariable, new) -> Variable:
+    if _is_python_scalar(new):
+        return constant(new, dtype=var.type.dtype)
+    new = new if isinstance(new, Variable) else as_tensor_variable(new)
+    if new.type != var.type and (getattr(new.type, "dtype", None) != getattr(var.type, "dtype", None)
+                                 or getattr(new.type, "ndim", None) != getattr(var.type, "ndim", None)):
+        raise TypeError(f"scan: the update of {describe(var)} is {new.type}; it must keep {var.type.dtype} with "
+                        f"{var.type.ndim} dimension(s): cast it with .astype('{var.type.dtype}')")
+    return new
+
+
+def find_outer_variables(trace: Trace, placeholders: set) -> None:
+    """Fill ``trace.outer``: variables fn read but did not build (in first-use order).
+
+    A variable is fn's own when its node was created during the call; the walk stops at
+    placeholders, constants and outer variables. A shared random generator whose draw
+    fn made (its ``default_update`` is fn's own) becomes an update of the loop; its default
+    update is cleared, so the state advances only where the scan's updates are applied.
+    """
+    updated = {var for var, _ in trace.updates}
+    seen: set = set()
+    stack = [v for _, v in reversed(trace.updates)] + list(reversed(trace.outputs))
+    stack += [trace.condition] if trace.condition is not None else []
+    while stack:
+        var = stack.pop()
+        if not isinstance(var, Variable) or var in seen or var in placeholders or isinstance(var, Constant):
+            continue
+        seen.add(var)
+        if var.owner is not None and var.owner.serial >= trace.first_serial:
+            stack.extend(reversed(var.owner.inputs))
+            continue
+        trace.outer.append(var)
+        default = getattr(var, "default_update", None)
+        if (isinstance(var, SharedVariable) and var not in updated and default is not None
+                and default.owner is not None and default.owner.serial >= trace.first_serial):
+            trace.updates.append((var, default))
+            trace.generators.add(var)
+            updated.add(var)
+            var.default_update = None
+            stack.append(default)
+
+
+def check_strict(trace: Trace, explicit: Sequence[Variable]) -> None:
+    """With strict=True every outer variable fn reads must be among the non_sequences."""
+    explicit_set = set(explicit)
+    for var in trace.outer:
+        if var not in explicit_set and var not in trace.generators:
+            kind = "shared variable" if isinstance(var, SharedVariable) else "variable"
+            raise MissingInputError(f"scan(strict=True): fn uses the {kind} {describe(var)} but it is not among "
+                                    "non_sequences; add it to non_sequences or pass strict=False")
