@@ -6,6 +6,7 @@ that each op returns what its node's type promised.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -24,6 +25,7 @@ class ReferenceEvaluator:
         self.order = fgraph.toposort()
         # Loop bodies get their own evaluator, built once (nested loops recurse here).
         self.bodies = {node: ReferenceEvaluator(node.op.inner) for node in self.order if isinstance(node.op, Scan)}
+        self.profile: dict[str, dict] = {}
 
     def __call__(self, inputs: Sequence, shared: dict[Variable, object] | None = None) -> list:
         values: dict[Variable, object] = dict(zip(self.fgraph.inputs, inputs, strict=True))
@@ -31,8 +33,10 @@ class ReferenceEvaluator:
         for node in self.order:
             args = [_value_of(v, values) for v in node.inputs]
             try:
-                results = (run_scan(node, args, self.bodies[node]) if node in self.bodies
-                           else node.op.perform(node, args))
+                if node in self.bodies:
+                    results = self._run_loop(node, args)
+                else:
+                    results = node.op.perform(node, args)
             except Exception as err:
                 raise _with_node_context(err, node) from err
             if len(results) != len(node.outputs):
@@ -42,6 +46,19 @@ class ReferenceEvaluator:
                 check_value(var, result, node)
                 values[var] = result
         return [_value_of(v, values) for v in self.fgraph.outputs]
+
+
+    def _run_loop(self, node: Apply, args: list) -> list:
+        """Run a Scan node; with ``scan(profile=True)`` record its calls and time."""
+        if not node.op.info.profile:
+            return run_scan(node, args, self.bodies[node])
+        start = time.perf_counter()
+        results = run_scan(node, args, self.bodies[node])
+        record = self.profile.setdefault(node.op.info.name or f"scan {len(self.profile)}",
+                                         {"calls": 0, "seconds": 0.0})
+        record["calls"] += 1
+        record["seconds"] += time.perf_counter() - start
+        return results
 
 
 def _value_of(var: Variable, values: dict):

@@ -46,6 +46,10 @@ class _Buffer:
         return np.concatenate([self.data[start:], self.data[:start]])
 
 
+def _title(args: ScanArgs) -> str:
+    return f"scan {args.name!r}" if args.name else "scan"
+
+
 def _direction_and_steps(args: ScanArgs, n_steps: int) -> tuple[bool, int]:
     if n_steps >= 0:
         return args.go_backwards, n_steps
@@ -60,9 +64,9 @@ def _check_sequences(args: ScanArgs, values: dict, n_steps: int) -> None:
         need = n_steps + seq.span
         if length < need or n_steps < 0:
             if args.steps_from_sequences:
-                raise ValueError(f"scan {args.name or ''}: {seq.label or 'a sequence'} has {length} elements but "
+                raise ValueError(f"{_title(args)}: {seq.label or 'a sequence'} has {length} elements but "
                                  f"its taps {list(seq.taps)} span {seq.span}; pass a longer sequence")
-            raise ValueError(f"scan {args.name or ''}: {seq.label or 'a sequence'} has {length} elements but "
+            raise ValueError(f"{_title(args)}: {seq.label or 'a sequence'} has {length} elements but "
                              f"{n_steps} steps with taps {list(seq.taps)} need {need} (n_steps + {seq.span}); "
                              "pass a longer sequence or a smaller n_steps")
 
@@ -70,7 +74,7 @@ def _check_sequences(args: ScanArgs, values: dict, n_steps: int) -> None:
 def _initial_rows(args: ScanArgs, entry: RecurrentEntry, value) -> np.ndarray:
     rows = np.asarray(value)[None] if entry in args.sit_sot else np.asarray(value)
     if rows.shape[0] < entry.span:
-        raise ValueError(f"scan {args.name or ''}: {entry.label or 'an output'} has {rows.shape[0]} initial rows but "
+        raise ValueError(f"{_title(args)}: {entry.label or 'an output'} has {rows.shape[0]} initial rows but "
                          f"taps {list(entry.taps)} need {entry.span}")
     return rows[:entry.span]
 

@@ -135,6 +135,11 @@ class Function:
             return ReferenceEvaluator(self.fgraph)
         raise NotImplementedError(f"mode {self.mode.name!r} is not available yet; use mode='py' or 'fast'")
 
+    @property
+    def profile(self) -> dict | None:
+        """Per-scan calls and seconds for scans built with ``profile=True`` (else None)."""
+        return getattr(self._evaluate, "profile", None) or None
+
     def rewrite_report(self) -> rewriter.RewriteReport:
         """What the rewriter did to this function's graph (fired and declined rules)."""
         return self._report

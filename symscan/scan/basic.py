@@ -11,6 +11,7 @@ from symscan.scan.outputs import check_output_count, checked_outputs
 from symscan.scan.parse import (
     OutputSpec,
     SequenceSpec,
+    argument_roles,
     check_static_lengths,
     parse_n_steps,
     parse_non_sequences,
@@ -43,7 +44,7 @@ def scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None, n_
     if steps is not None and steps.owner is None and int(steps.data) == 1:
         return scan_one_step(fn, seqs, outs, non_seqs, backwards, strict, return_list)
     placeholders = _placeholders(seqs, outs)
-    trace = call_fn(fn, [v for group in placeholders for v in group] + non_seqs)
+    trace = call_fn(fn, [v for group in placeholders for v in group] + non_seqs, argument_roles(seqs, outs, non_seqs))
     check_output_count(trace, outs)
     recurrent_outputs = checked_outputs(trace, outs)
     find_outer_variables(trace, {v for group in placeholders for v in group})

@@ -148,6 +148,13 @@ def parse_n_steps(n_steps, go_backwards: bool) -> tuple[Variable | None, bool]:
     return cast(var, "int64"), go_backwards
 
 
+def argument_roles(seqs: list[SequenceSpec], outs: list[OutputSpec], non_seqs: list) -> list[str]:
+    """What each argument of fn is, in the order scan passes them."""
+    roles = [f"{s.label} tap {tap}" for s in seqs for tap in s.taps]
+    roles += [f"{o.label} tap {tap}" for o in outs for tap in o.taps]
+    return roles + [f"non_sequences[{i}]" + (f" {v.name!r}" if v.name else "") for i, v in enumerate(non_seqs)]
+
+
 def static_length(var: Variable) -> int | None:
     return var.type.shape[0]
 

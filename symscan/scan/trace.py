@@ -3,6 +3,7 @@ outer variables its graph uses (free variables, shared variables, random generat
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -25,11 +26,29 @@ class Trace:
     generators: set = field(default_factory=set)
 
 
-def call_fn(fn: Callable, args: Sequence) -> Trace:
-    """Call ``fn(*args)`` and sort its return value into outputs, updates and until."""
+def call_fn(fn: Callable, args: Sequence, roles: Sequence[str]) -> Trace:
+    """Call ``fn(*args)`` and sort its return value into outputs, updates and until.
+
+    ``roles`` says what each argument is, for the error when fn cannot take them.
+    """
+    _check_signature(fn, args, roles)
     first = Apply.next_serial()
     outputs, updates, condition = parse_return(fn(*args))
     return Trace(outputs, updates, condition, first)
+
+
+def _check_signature(fn: Callable, args: Sequence, roles: Sequence[str]) -> None:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins and some callables have no signature: just call
+        return
+    try:
+        signature.bind(*args)
+    except TypeError as err:
+        passed = "; ".join(f"{i}: {role}" for i, role in enumerate(roles)) or "nothing"
+        raise TypeError(f"scan: fn{signature} cannot take the {len(args)} argument(s) scan passes ({err}). "
+                        f"scan passes, in order, each sequence tap, each past tap of each output, then the "
+                        f"non_sequences: {passed}") from None
 
 
 def _is_update_pairs(value) -> bool:

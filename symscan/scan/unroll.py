@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from symscan.graph.basic import Variable
 from symscan.scan.outputs import check_output_count, checked_outputs
-from symscan.scan.parse import OutputSpec, SequenceSpec
+from symscan.scan.parse import OutputSpec, SequenceSpec, argument_roles
 from symscan.scan.trace import call_fn, check_strict, find_outer_variables
 from symscan.scan.updates import ScanUpdates
 from symscan.tensor.shape import expand_dims
@@ -26,7 +26,7 @@ def scan_one_step(fn: Callable, seqs: list[SequenceSpec], outs: list[OutputSpec]
                   backwards: bool, strict: bool, return_list: bool):
     args = [_sequence_slice(s, tap, backwards) for s in seqs for tap in s.taps]
     args += [_output_tap(o, tap) for o in outs for tap in o.taps]
-    trace = call_fn(fn, args + non_seqs)
+    trace = call_fn(fn, args + non_seqs, argument_roles(seqs, outs, non_seqs))
     check_output_count(trace, outs)
     outputs = checked_outputs(trace, outs)
     find_outer_variables(trace, set())

@@ -1,0 +1,1 @@
+"""Compatibility namespaces for code written against other libraries' names."""

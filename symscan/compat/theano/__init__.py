@@ -1,0 +1,16 @@
+"""A Theano-shaped namespace over symscan's public API.
+
+Theano loop code ports by changing its imports::
+
+    import symscan.compat.theano as theano
+    import symscan.compat.theano.tensor as T
+"""
+
+from symscan import config, function, shared
+from symscan.compat.theano import printing, scan_module, tensor
+from symscan.printing import dprint as debugprint
+from symscan.scan import foldl, foldr, map, reduce, scan
+from symscan.tensor import dot
+
+__all__ = ["config", "debugprint", "dot", "foldl", "foldr", "function", "map", "printing", "reduce", "scan",
+           "scan_module", "shared", "tensor"]

@@ -1,0 +1,4 @@
+"""``theano.tensor``: symscan.tensor under Theano's names (``nnet``, ``shared_randomstreams``...)."""
+
+from symscan.tensor import *  # noqa: F403  (the whole tensor namespace, as theano.tensor had)
+from symscan.tensor import nnet, shared_randomstreams  # noqa: F401
