@@ -4,7 +4,8 @@ A top-level package (as the design asks); ``symscan`` imports it once, absolutel
 user's own ``rewrites.py`` on the path must not shadow it.
 """
 
-from rewrites import merge  # noqa: F401  (registers its rules)
+# Importing the rule modules registers their rules.
+from rewrites import merge  # noqa: F401  (the scan rules are registered once integrated)
 from rewrites.engine import Record, RewriteReport, rewrite_graph
 from rewrites.registry import PHASES, REGISTRY, Declined, Rewrite, register, select
 

@@ -33,6 +33,13 @@ class RewriteReport:
 
     def __init__(self, records: list[Record] | None = None):
         self.records: list[Record] = records or []
+        self._declined: set[Record] = set()
+
+    def decline(self, record: Record) -> None:
+        """Record a decline once: rules look at the same node again in later passes."""
+        if record not in self._declined:
+            self._declined.add(record)
+            self.records.append(record)
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records)
@@ -61,16 +68,58 @@ class RewriteReport:
                 f"</thead><tbody>{rows}</tbody></table>")
 
 
+MAX_ROUNDS = 4
+"""The phases repeat (inplace last, once) until a round changes nothing, at most this often."""
+
+
 def rewrite_graph(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteReport | None = None,
                   where: str = "") -> RewriteReport:
-    """Apply ``rules`` to ``fgraph`` in place, phase by phase, each phase to a fixed point."""
+    """Apply ``rules`` to ``fgraph`` in place: the phases in order, each to a fixed point,
+    loop bodies first, and the whole sequence again while something changed."""
     report = report if report is not None else RewriteReport()
     firings: dict[str, int] = {}
-    for phase in PHASES:
-        phase_rules = [r for r in rules if r.phase == phase]
-        while phase_rules and _one_pass(fgraph, phase_rules, report, firings, where):
-            pass
+    for _ in range(MAX_ROUNDS):
+        if not any([_run_phase(fgraph, [r for r in rules if r.phase == phase], report, firings, where)
+                    for phase in PHASES if phase != "inplace"]):
+            break
+    _run_phase(fgraph, [r for r in rules if r.phase == "inplace"], report, firings, where)
     return report
+
+
+def _run_phase(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteReport, firings: dict,
+               where: str) -> bool:
+    if not rules:
+        return False
+    changed = _rewrite_bodies(fgraph, rules, report, where)
+    while _one_pass(fgraph, rules, report, firings, where):
+        changed = True
+    return changed
+
+
+def _rewrite_bodies(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteReport, where: str) -> bool:
+    """Run the phase inside each loop body (a copy); rebuild the loop where something fired."""
+    changed = False
+    for node in fgraph.toposort():
+        graphs = node.op.inner_graphs()
+        if not graphs or node not in fgraph.apply_nodes:
+            continue
+        copies = [g.clone() for g in graphs]
+        fired_before = len(report.fired)
+        for copy in copies:
+            copy.is_loop_body = True
+            copy.n_buffered = getattr(getattr(node.op, "info", None), "n_buffered", 0)
+            _run_phase(copy, rules, report, {}, f"{where}{_loop_name(node.op)} > ")
+        if len(report.fired) > fired_before:
+            new_node = node.op.with_inner_graphs(copies).make_node(*node.inputs)
+            pairs = [(old, new) for old, new in zip(node.outputs, new_node.outputs) if fgraph.clients.get(old)]
+            fgraph.replace_all(pairs, reason="rewritten loop body")
+            changed = True
+    return changed
+
+
+def _loop_name(op) -> str:
+    name = getattr(getattr(op, "info", None), "name", None)
+    return f"scan {name!r}" if name else "scan"
 
 
 def _one_pass(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteReport, firings: dict,
@@ -107,7 +156,7 @@ def _apply_node_rule(fgraph: FunctionGraph, rule: Rewrite, report: RewriteReport
             continue
         result = rule.fn(fgraph, node)
         if isinstance(result, Declined):
-            report.records.append(Record(rule.name, f"{where}{node.op}", False, str(result)))
+            report.decline(Record(rule.name, f"{where}{node.op}", False, str(result)))
         elif result:
             fgraph.replace_all(result.items(), reason=rule.name)
             detail = ", ".join(f"{old!r} -> {new!r}" for old, new in result.items())

@@ -5,6 +5,14 @@ from __future__ import annotations
 _FLOAT_DTYPES = ("float32", "float64")
 
 
+class ScanConfig:
+    """Theano's ``config.scan``: ``allow_gc`` is accepted for compatibility (symscan frees loop
+    memory after each call either way)."""
+
+    def __init__(self) -> None:
+        self.allow_gc = False
+
+
 class Config:
     """``floatX`` is the dtype of the untyped constructors (``T.vector``, ``T.scalar``, ...).
 
@@ -15,6 +23,7 @@ class Config:
     def __init__(self) -> None:
         self._floatX = "float64"
         self.debug_checks = False
+        self.scan = ScanConfig()
 
     @property
     def floatX(self) -> str:

@@ -35,3 +35,12 @@ def registry():
     yield rewrites.REGISTRY
     rewrites.REGISTRY.clear()
     rewrites.REGISTRY.update(saved)
+
+
+@pytest.fixture(params=["float64", "float32"])
+def floatX(request):
+    """``config.floatX`` set to each float dtype for the test, and restored afterwards."""
+    saved = ss.config.floatX
+    ss.config.floatX = request.param
+    yield request.param
+    ss.config.floatX = saved

@@ -20,12 +20,16 @@ from symscan.scan.op import Scan
 class ReferenceEvaluator:
     """Evaluate ``fgraph`` for input values (and shared-variable values) one op at a time."""
 
-    def __init__(self, fgraph: FunctionGraph):
+    def __init__(self, fgraph: FunctionGraph, profile: dict[str, dict] | None = None):
         self.fgraph = fgraph
         self.order = fgraph.toposort()
+        # One record per profiled Scan node, nested ones included: bodies share this dict.
+        self.profile: dict[str, dict] = {} if profile is None else profile
+        self.profile_keys = {node: self._reserve_profile_key(node) for node in self.order
+                             if isinstance(node.op, Scan) and node.op.info.profile}
         # Loop bodies get their own evaluator, built once (nested loops recurse here).
-        self.bodies = {node: ReferenceEvaluator(node.op.inner) for node in self.order if isinstance(node.op, Scan)}
-        self.profile: dict[str, dict] = {}
+        self.bodies = {node: ReferenceEvaluator(node.op.inner, self.profile)
+                       for node in self.order if isinstance(node.op, Scan)}
 
     def __call__(self, inputs: Sequence, shared: dict[Variable, object] | None = None) -> list:
         values: dict[Variable, object] = dict(zip(self.fgraph.inputs, inputs, strict=True))
@@ -47,15 +51,23 @@ class ReferenceEvaluator:
                 values[var] = result
         return [_value_of(v, values) for v in self.fgraph.outputs]
 
+    def _reserve_profile_key(self, node: Apply) -> str:
+        """The scan's name (or "scan"), numbered when two profiled scans share it."""
+        base = node.op.info.name or "scan"
+        key, count = base, 1
+        while key in self.profile:
+            count += 1
+            key = f"{base} #{count}"
+        self.profile[key] = {"calls": 0, "seconds": 0.0}
+        return key
 
     def _run_loop(self, node: Apply, args: list) -> list:
         """Run a Scan node; with ``scan(profile=True)`` record its calls and time."""
-        if not node.op.info.profile:
+        if node not in self.profile_keys:
             return run_scan(node, args, self.bodies[node])
         start = time.perf_counter()
         results = run_scan(node, args, self.bodies[node])
-        record = self.profile.setdefault(node.op.info.name or f"scan {len(self.profile)}",
-                                         {"calls": 0, "seconds": 0.0})
+        record = self.profile[self.profile_keys[node]]
         record["calls"] += 1
         record["seconds"] += time.perf_counter() - start
         return results

@@ -16,12 +16,17 @@ from symscan.scan.args import RecurrentEntry, ScanArgs
 
 
 class _Buffer:
-    """One output's storage: ``rows`` virtual rows, of which the last ``length`` are kept."""
+    """One output's rows: ``history`` initial taps, then one row per step.
 
-    def __init__(self, label: str, ring: int | None, history: int, n_steps: int):
-        self.label, self.history = label, history
+    Without a ring every row is kept and the output is all of them. With a ring ``L`` the
+    buffer keeps only as many rows as the taps read and the output needs (virtual row ``v``
+    lives at ``v % length``), and the output is the last ``L`` steps.
+    """
+
+    def __init__(self, title: str, label: str, ring: int | None, history: int, n_steps: int):
+        self.title, self.label, self.ring, self.history = title, label, ring, history
         total = history + n_steps
-        self.length = total if ring is None else min(ring, total)
+        self.length = total if ring is None else min(max(ring, history), total)
         self.data: np.ndarray | None = None
 
     def allocate(self, row: np.ndarray, dtype) -> None:
@@ -33,17 +38,18 @@ class _Buffer:
     def write(self, virtual: int, value, step: int) -> None:
         slot = self.data[virtual % self.length] if self.length else None
         if slot is None or np.shape(value) != slot.shape:
-            raise ValueError(f"scan: {self.label or 'an output'} has shape {slot.shape if slot is not None else '?'}"
-                             f" per step but step {step} produced shape {np.shape(value)}; fn must return the same "
-                             "shape at every step")
+            raise ValueError(f"{self.title}: {self.label or 'an output'} has shape "
+                             f"{slot.shape if slot is not None else '?'} per step but step {step} produced shape "
+                             f"{np.shape(value)}; fn must return the same shape at every step")
         self.data[virtual % self.length] = value
 
-    def result(self, rows: int) -> np.ndarray:
-        """The last ``min(rows, length)`` rows in time order."""
-        if rows <= self.length:
-            return self.data[:rows].copy()
-        start = rows % self.length
-        return np.concatenate([self.data[start:], self.data[:start]])
+    def result(self, steps_run: int) -> np.ndarray:
+        """All rows (no ring), or the last ``ring`` steps, in time order."""
+        stop = self.history + steps_run
+        start = 0 if self.ring is None else max(self.history, stop - self.ring)
+        if stop <= self.length:
+            return self.data[start:stop].copy()
+        return self.data[np.arange(start, stop) % self.length]
 
 
 def _title(args: ScanArgs) -> str:
@@ -88,13 +94,13 @@ def run_scan(node: Apply, inputs: list, evaluate_inner: Callable[[list], list]) 
     lengths = {id(s): np.shape(values[s.outer])[0] for s in args.sequences}
     buffers = []
     for entry in args.recurrent:
-        buffer = _Buffer(entry.label, entry.ring, entry.span, n_steps)
+        buffer = _Buffer(_title(args), entry.label, entry.ring, entry.span, n_steps)
         rows = _initial_rows(args, entry, values[entry.outer_init])
         buffer.allocate(rows[0], entry.inner_out.type.dtype)
         for v, row in enumerate(rows):
             buffer.data[v % buffer.length] = row
         buffers.append(buffer)
-    nit_buffers = [_Buffer(e.label, e.ring, 0, n_steps) for e in args.nit_sot]
+    nit_buffers = [_Buffer(_title(args), e.label, e.ring, 0, n_steps) for e in args.nit_sot]
     shared = [values[s.outer] for s in args.shared]
     non_seqs = [values[n.outer] for n in args.non_seqs]
     steps_run = 0
@@ -119,11 +125,36 @@ def run_scan(node: Apply, inputs: list, evaluate_inner: Callable[[list], list]) 
         steps_run = step + 1
         if args.until is not None and bool(results[-1]):
             break
-    outs = [b.result(e.span + steps_run) for e, b in zip(args.recurrent, buffers)]
-    for entry, buffer in zip(args.nit_sot, nit_buffers):
-        if buffer.data is None:  # no step ran: the shape of a step is what the type knows
-            shape = tuple(0 if s is None else s for s in entry.inner_out.type.shape)
-            outs.append(np.empty((0,) + shape, dtype=entry.inner_out.type.dtype))
-        else:
-            outs.append(buffer.result(steps_run))
+    outs = [b.result(steps_run) for b in buffers]
+    if steps_run == 0:  # nothing was written: the nit-sot buffers were never allocated
+        shapes = _unrun_nit_sot_shapes(args, values, buffers, evaluate_inner)
+        outs += [np.empty((0,) + shape, dtype=e.inner_out.type.dtype) for e, shape in zip(args.nit_sot, shapes)]
+    else:
+        outs += [buffer.result(steps_run) for buffer in nit_buffers]
     return outs + [np.asarray(s) if hasattr(s, "dtype") else s for s in shared]
+
+
+
+def _unrun_nit_sot_shapes(args: ScanArgs, values: dict, buffers: list, evaluate_inner: Callable) -> list[tuple]:
+    """The shape of one step of each nit-sot when no step ran (its output is empty).
+
+    A static shape is used as is. Otherwise the body is run once on zeros shaped like the
+    first step's inputs (a shape probe: only shapes matter) and its results are discarded;
+    if the body cannot run on zeros, unknown lengths are 0.
+    """
+    static = [tuple(0 if s is None else s for s in e.inner_out.type.shape) for e in args.nit_sot]
+    if all(None not in e.inner_out.type.shape for e in args.nit_sot):
+        return static
+    inner = []
+    for seq in args.sequences:
+        data = np.asarray(values[seq.outer])
+        inner += [np.zeros(data.shape[1:], data.dtype) for _ in seq.taps]
+    for entry, buffer in zip(args.recurrent, buffers):
+        inner += [np.zeros_like(buffer.read(entry.span + tap)) for tap in entry.taps]
+    rest = [values[s.outer] for s in args.shared] + [values[n.outer] for n in args.non_seqs]
+    try:
+        with np.errstate(all="ignore"):
+            results = evaluate_inner(inner + rest)
+    except Exception:
+        return static
+    return [tuple(np.shape(r)) for r in results[len(buffers):len(buffers) + len(args.nit_sot)]]

@@ -186,6 +186,10 @@ class Op:
         """FunctionGraphs nested in this op (a loop body); printing and rewriting enter them."""
         return ()
 
+    def with_inner_graphs(self, graphs) -> Op:
+        """The same op with rewritten inner graphs (same inputs and outputs, in order)."""
+        raise NotImplementedError(f"{type(self).__name__} has no inner graphs to replace")
+
     def __str__(self) -> str:
         values = [str(v) for v in self.props().values()]
         return f"{type(self).__name__}{{{', '.join(values)}}}" if values else type(self).__name__

@@ -11,9 +11,12 @@ each non-sequence. Inner outputs: mit-sot, sit-sot, nit-sot, shared new values, 
 ``until`` condition when the loop is a while loop.
 
 A recurrent output's buffer holds its initial taps followed by the steps (the frontend
-slices the taps off). With a ring length ``L`` (set by save_mem) the buffer keeps only the
-last ``L`` rows of that history, in order. Rewrites read a node with ``from_node``, edit
-the entries and build a new node with ``to_node``; nobody else slices raw input lists.
+slices the taps off). With a ring length ``L`` (set by save_mem) the loop keeps only the
+rows its taps and that output need, and the output is the last ``L`` steps, in order,
+without the initial taps (so ``out[-k:]`` of the full output is ``ring_out[-k:]``).
+
+Rewrites read a node with ``from_node``, edit the entries and build a new node with
+``to_node``; nobody else slices raw input lists.
 """
 
 from __future__ import annotations
@@ -133,6 +136,14 @@ class ScanArgs:
         outs = [e.inner_out for e in self.buffered] + [s.inner_out for s in self.shared]
         return outs + ([self.until] if self.until is not None else [])
 
+    def set_inner_outputs(self, outputs: list[Variable]) -> None:
+        """Replace every inner output at once, in the order of ``inner_outputs``."""
+        it = iter(outputs)
+        for entry in self.buffered + self.shared:
+            entry.inner_out = next(it)
+        if self.until is not None:
+            self.until = next(it)
+
     def outer_outputs(self) -> list[Variable | None]:
         return [e.outer_out for e in self.buffered] + [s.outer_out for s in self.shared]
 
@@ -230,11 +241,10 @@ class ScanArgs:
                 state, history = _merge_shapes(self.state_type(entry), entry.inner_out.type), entry.span
             else:
                 state, history = entry.inner_out.type, 0
-            rows = None if steps is None else history + steps
-            if entry.ring is not None and rows is not None:
-                rows = min(rows, entry.ring)
-            elif entry.ring is not None:
-                rows = None
+            if entry.ring is None:
+                rows = None if steps is None else history + steps
+            else:  # a ring output holds the last `ring` steps, without the initial taps
+                rows = None if steps is None else min(steps, entry.ring)
             types.append(state.clone(shape=(rows,) + state.shape))
         return types + [s.outer.type for s in self.shared]
 

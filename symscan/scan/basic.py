@@ -7,7 +7,7 @@ from collections.abc import Callable
 from symscan.graph.basic import Variable
 from symscan.graph.clone import clone_replace
 from symscan.scan.args import NitSotEntry, NonSeqEntry, RecurrentEntry, ScanArgs, SequenceEntry, SharedEntry
-from symscan.scan.outputs import check_output_count, checked_outputs
+from symscan.scan.outputs import check_output_count, checked_outputs, returned_outputs
 from symscan.scan.parse import (
     OutputSpec,
     SequenceSpec,
@@ -21,6 +21,7 @@ from symscan.scan.parse import (
 from symscan.scan.trace import call_fn, check_strict, find_outer_variables
 from symscan.scan.unroll import scan_one_step
 from symscan.scan.updates import ScanUpdates
+from symscan.tensor.basic import static_int
 from symscan.tensor.elemwise import minimum
 from symscan.tensor.shape import shape
 
@@ -41,7 +42,7 @@ def scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None, n_
     if steps is None and not seqs:
         raise ValueError("scan: n_steps is required when there are no sequences")
     check_static_lengths(seqs, steps)
-    if steps is not None and steps.owner is None and int(steps.data) == 1:
+    if steps is not None and static_int(steps) == 1:  # a root int64 variable has no .data
         return scan_one_step(fn, seqs, outs, non_seqs, backwards, strict, return_list)
     placeholders = _placeholders(seqs, outs)
     trace = call_fn(fn, [v for group in placeholders for v in group] + non_seqs, argument_roles(seqs, outs, non_seqs))
@@ -49,7 +50,7 @@ def scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None, n_
     recurrent_outputs = checked_outputs(trace, outs)
     find_outer_variables(trace, {v for group in placeholders for v in group})
     if strict:
-        check_strict(trace, non_seqs)
+        check_strict(trace, non_seqs, fn)
     args = _build_args(trace, seqs, outs, placeholders, non_seqs, recurrent_outputs, steps, backwards, name)
     args.profile = bool(profile)
     node = args.to_node()
@@ -62,20 +63,20 @@ def _placeholders(seqs: list[SequenceSpec], outs: list[OutputSpec]) -> list[list
     groups = []
     for seq in seqs:
         element = seq.var.type.clone(shape=seq.var.type.shape[1:])
-        groups.append([element.make_variable(name=_tap_name(seq.var, tap)) for tap in seq.taps])
+        groups.append([element.make_variable(name=_tap_name(seq.var.name, tap)) for tap in seq.taps])
     for out in outs:
         if out.kind == "nit_sot":
             groups.append([])
             continue
         state = out.initial.type if out.kind == "sit_sot" else out.initial.type.clone(shape=out.initial.type.shape[1:])
-        groups.append([state.make_variable(name=_tap_name(out.initial, tap)) for tap in out.taps])
+        groups.append([state.make_variable(name=_tap_name(out.name, tap)) for tap in out.taps])
     return groups
 
 
-def _tap_name(var: Variable, tap: int) -> str | None:
-    if var.name is None:
+def _tap_name(name: str | None, tap: int) -> str | None:
+    if name is None:
         return None
-    return f"{var.name}[t]" if tap == 0 else f"{var.name}[t{tap:+d}]"
+    return f"{name}[t]" if tap == 0 else f"{name}[t{tap:+d}]"
 
 
 def _build_args(trace, seqs, outs, placeholders, non_seqs, outputs, steps, backwards, name) -> ScanArgs:
@@ -145,7 +146,5 @@ def _slice_outputs(node, args: ScanArgs, outs: list[OutputSpec], return_list: bo
     for entry, out in zip(args.shared, node.outputs[n_buffered:]):
         out.name = f"{entry.outer.name}_final" if entry.outer.name else None
         updates[entry.outer] = out
-    if len(ordered) == 1 and not return_list:
-        return ordered[0], updates
-    return ordered, updates
+    return returned_outputs(ordered, return_list), updates
 

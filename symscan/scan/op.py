@@ -52,6 +52,10 @@ class Scan(Op):
     def inner_graphs(self) -> tuple:
         return (self.inner,)
 
+    def with_inner_graphs(self, graphs) -> Scan:
+        (inner,) = graphs
+        return Scan(self.info, inner)
+
     # ------------------------------------------------------------------ printing
     inner_title = "loop body"
 

@@ -23,7 +23,7 @@ def checked_outputs(trace: Trace, outs: list[OutputSpec]) -> list[Variable]:
             result.append(as_tensor_variable(value))
             continue
         state_ndim = spec.initial.ndim - (spec.kind == "mit_sot")
-        out = constant(value, dtype=spec.initial.dtype) if _is_python_scalar(value) else as_tensor_variable(value)
+        out = _python_result(value, spec) if _is_python_scalar(value) else as_tensor_variable(value)
         if out.dtype != spec.initial.dtype:
             raise TypeError(
                 f"scan: {spec.label} is {spec.initial.dtype} but fn returns {out.dtype} for it ({out.type}); "
@@ -35,6 +35,25 @@ def checked_outputs(trace: Trace, outs: list[OutputSpec]) -> list[Variable]:
                 f"returns {out.type} for it; make the initial value match one step of the output")
         state = spec.initial.type.shape[spec.kind == "mit_sot":]
         if any(a is not None and b is not None and a != b for a, b in zip(state, out.type.shape)):
-            raise ValueError(f"scan: {spec.label} has shape {state} per step but fn returns {out.type} for it")
+            raise ValueError(f"scan: {spec.label} has shape {state} per step but fn returns {out.type} for it; "
+                             "make fn return one step of the same shape as the initial value")
         result.append(out)
     return result
+
+
+def _python_result(value, spec: OutputSpec) -> Variable:
+    """A Python number returned for a recurrent output takes the state's dtype if it fits."""
+    try:
+        return constant(value, dtype=spec.initial.dtype)
+    except TypeError:
+        raise TypeError(f"scan: fn returns the Python value {value!r} for {spec.label}, which is "
+                        f"{spec.initial.dtype}, and it does not fit; return a value that fits {spec.initial.dtype} "
+                        "or give an initial value of a wider dtype") from None
+
+
+def returned_outputs(outputs: list, return_list: bool):
+    """What scan returns for its outputs, as Theano and PyTensor do: the variable itself when
+    there is one (unless return_list), a list, or None when fn returned no output at all."""
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 and not return_list else outputs

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from symscan.graph.basic import SharedVariable, Variable, describe
+from symscan.graph.basic import Variable, describe
 from symscan.tensor.basic import as_tensor_variable, static_int
 from symscan.tensor.elemwise import cast
 
@@ -29,12 +29,17 @@ class SequenceSpec:
 
 @dataclass
 class OutputSpec:
-    """One entry of outputs_info: ``kind`` is "nit_sot", "sit_sot" or "mit_sot"."""
+    """One entry of outputs_info: ``kind`` is "nit_sot", "sit_sot" or "mit_sot".
+
+    ``name`` is the user's name for the initial value, kept apart because a mit-sot's
+    ``initial`` may be a slice of it (which has no name).
+    """
 
     kind: str
     initial: Variable | None
     taps: tuple[int, ...]
     label: str
+    name: str | None = None
 
     @property
     def span(self) -> int:
@@ -60,6 +65,14 @@ def _taps(value, where: str) -> tuple[int, ...]:
     return tuple(int(t) for t in taps)
 
 
+def _as_input(value, where: str) -> Variable:
+    try:
+        return as_tensor_variable(value)
+    except TypeError as err:
+        raise TypeError(f"scan: {where} must be a tensor variable or a numeric value, got "
+                        f"{type(value).__name__} {value!r} ({err})") from None
+
+
 def parse_sequences(sequences) -> list[SequenceSpec]:
     specs = []
     for i, item in enumerate(as_list(sequences)):
@@ -67,15 +80,18 @@ def parse_sequences(sequences) -> list[SequenceSpec]:
         if isinstance(item, dict):
             if "input" not in item:
                 raise ValueError(f"scan: {where} is a dict without 'input'; use dict(input=X, taps=[...])")
-            var, taps = item["input"], item.get("taps", [0])
-            taps = (0,) if taps is None else _taps(taps, where)
+            var, taps = _as_input(item["input"], where), item.get("taps", [0])
+            label = f"{where}{_name(var)}"
+            taps = (0,) if taps is None else _taps(taps, label)
+            if not taps:
+                raise ValueError(f"scan: {label} has no taps; give at least one, e.g. taps=[0], or drop the sequence")
         else:
-            var, taps = item, (0,)
-        var = as_tensor_variable(var)
+            var, taps = _as_input(item, where), (0,)
+            label = f"{where}{_name(var)}"
         if var.ndim < 1:
-            raise ValueError(f"scan: {where}{_name(var)} is {var.type}, a scalar; a sequence needs a leading "
+            raise ValueError(f"scan: {label} is {var.type}, a scalar; a sequence needs a leading "
                              "time axis (pass a vector or higher), or pass it as a non_sequence")
-        specs.append(SequenceSpec(var, taps, f"{where}{_name(var)}"))
+        specs.append(SequenceSpec(var, taps, label))
     return specs
 
 
@@ -97,16 +113,18 @@ def parse_outputs_info(outputs_info) -> list[OutputSpec]:
             if taps is None:
                 specs.append(OutputSpec("nit_sot", None, (), f"output {i}"))
                 continue
-            taps = _taps(taps, where)
         else:
             initial, taps = item, (-1,)
+        initial = _as_input(initial, where)
+        label = f"{where} (initial{_name(initial)})" if initial.name else where
+        taps = _taps(taps, label)
         if not taps:
             specs.append(OutputSpec("nit_sot", None, (), f"output {i}"))
             continue
         if any(t >= 0 for t in taps):
-            raise ValueError(f"scan: {where} taps {list(taps)} must all be negative (past values of the output)")
-        initial = as_tensor_variable(initial)
-        label = f"{where} (initial{_name(initial)})" if initial.name else where
+            raise ValueError(f"scan: {label} taps {list(taps)} must all be negative (past values of the output); "
+                             "use taps like [-2, -1]")
+        name = initial.name
         kind = "sit_sot" if taps == (-1,) else "mit_sot"
         if kind == "mit_sot":
             span = -min(taps)
@@ -119,25 +137,23 @@ def parse_outputs_info(outputs_info) -> list[OutputSpec]:
                                  f"need {span}; initial[0] is output[-{span}]")
             if length != span:
                 initial = initial[:span]
-        specs.append(OutputSpec(kind, initial, taps, label))
+        specs.append(OutputSpec(kind, initial, taps, label, name))
     return specs
 
 
 def parse_non_sequences(non_sequences) -> list[Variable]:
-    out = []
-    for item in as_list(non_sequences):
-        out.append(item if isinstance(item, SharedVariable) or isinstance(item, Variable)
-                   else as_tensor_variable(item))
-    return out
+    return [item if isinstance(item, Variable) else _as_input(item, f"non_sequences[{i}]")
+            for i, item in enumerate(as_list(non_sequences))]
 
 
 def parse_n_steps(n_steps, go_backwards: bool) -> tuple[Variable | None, bool]:
     """``n_steps`` as an int64 scalar (None when absent) and the direction it implies."""
     if n_steps is None:
         return None, go_backwards
-    if isinstance(n_steps, (bool, np.bool_)) or isinstance(n_steps, (float, np.floating)):
-        raise TypeError(f"scan: n_steps must be an int or an integer scalar variable, got {n_steps!r}")
-    var = as_tensor_variable(n_steps)
+    if isinstance(n_steps, (bool, np.bool_, float, np.floating, str)):
+        raise TypeError(f"scan: n_steps must be an int or an integer scalar variable, got "
+                        f"{type(n_steps).__name__} {n_steps!r}; pass int(n_steps)")
+    var = _as_input(n_steps, "n_steps")
     if var.ndim != 0 or var.dtype[0] not in "iu":
         raise TypeError(f"scan: n_steps must be an integer scalar, got {describe(var)}")
     value = static_int(var)

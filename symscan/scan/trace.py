@@ -74,7 +74,10 @@ def parse_return(result) -> tuple[list, list, Variable | None]:
             raise TypeError("scan: fn must return until(...) as its last element, after outputs and updates")
         condition = items.pop().condition
     outputs, updates = [], []
-    grouped = len(items) <= 2 and any(isinstance(i, dict) or _is_update_pairs(i) for i in items)
+    # A list inside the returned tuple is a group of outputs when the tuple also held updates
+    # or an until: ``return [y1, y2], until(c)`` is two outputs, as in Theano.
+    grouped = len(items) <= 2 and (condition is not None
+                                   or any(isinstance(i, dict) or _is_update_pairs(i) for i in items))
     for position, item in enumerate(items):
         if isinstance(item, dict):
             updates.extend(item.items())
@@ -88,12 +91,22 @@ def parse_return(result) -> tuple[list, list, Variable | None]:
         if not isinstance(var, SharedVariable):
             raise TypeError(f"scan: fn's updates must have shared variables as keys; update {position} has "
                             f"{describe(var) if isinstance(var, Variable) else repr(var)}")
+    seen: set = set()
+    for var, _ in updates:
+        if var in seen:
+            raise ValueError(f"scan: fn returns two updates for {describe(var)}; return one new value per "
+                             "shared variable")
+        seen.add(var)
     return outputs, [(var, _update_value(var, new)) for var, new in updates], condition
 
 
 def _update_value(var: SharedVariable, new) -> Variable:
     if _is_python_scalar(new):
-        return constant(new, dtype=var.type.dtype)
+        try:
+            return constant(new, dtype=var.type.dtype)
+        except TypeError:
+            raise TypeError(f"scan: fn's update of {describe(var)} is the Python value {new!r}, which does not "
+                            f"fit {var.type.dtype}; return a value of dtype {var.type.dtype}") from None
     new = new if isinstance(new, Variable) else as_tensor_variable(new)
     if new.type != var.type and (getattr(new.type, "dtype", None) != getattr(var.type, "dtype", None)
                                  or getattr(new.type, "ndim", None) != getattr(var.type, "ndim", None)):
@@ -133,11 +146,25 @@ def find_outer_variables(trace: Trace, placeholders: set) -> None:
             stack.append(default)
 
 
-def check_strict(trace: Trace, explicit: Sequence[Variable]) -> None:
+def check_strict(trace: Trace, explicit: Sequence[Variable], fn: Callable | None = None) -> None:
     """With strict=True every outer variable fn reads must be among the non_sequences."""
     explicit_set = set(explicit)
     for var in trace.outer:
         if var not in explicit_set and var not in trace.generators:
             kind = "shared variable" if isinstance(var, SharedVariable) else "variable"
-            raise MissingInputError(f"scan(strict=True): fn uses the {kind} {describe(var)} but it is not among "
+            shown = describe(var) if var.name or fn is None else _python_name(fn, var) or describe(var)
+            raise MissingInputError(f"scan(strict=True): fn uses the {kind} {shown} but it is not among "
                                     "non_sequences; add it to non_sequences or pass strict=False")
+
+
+def _python_name(fn: Callable, var: Variable) -> str | None:
+    """How fn's code refers to an unnamed variable (a closure or global name), for errors."""
+    try:
+        names = inspect.getclosurevars(fn)
+    except (TypeError, ValueError):
+        return None
+    for scope in (names.nonlocals, names.globals):
+        for name, value in scope.items():
+            if value is var:
+                return f"{name!r} ({var.type})"
+    return None

@@ -19,6 +19,8 @@ def reduce(fn: Callable, sequences, outputs_info, non_sequences=None, go_backwar
     """Like Python's reduce: the scan's outputs at the last step only."""
     outputs, updates = scan(fn, sequences=sequences, outputs_info=outputs_info, non_sequences=non_sequences,
                             go_backwards=go_backwards, mode=mode, name=name, return_list=True)
+    if outputs is None:  # fn returned only updates
+        return None, updates
     last = [out[-1] for out in outputs]
     return (last[0] if len(last) == 1 else last), updates
 

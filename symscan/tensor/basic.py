@@ -64,9 +64,19 @@ def constant(value, name: str | None = None, dtype=None) -> TensorConstant:
 
 
 def _cast_exactly(value, dtype: str) -> np.ndarray:
+    """``value`` as ``dtype``, refusing casts that change a value (truncation, wrap-around,
+    overflow to inf, a dropped imaginary part); rounding a float to a narrower float is fine."""
     source = np.asarray(value)
-    data = source.astype(dtype)
-    if source.dtype.kind in "biu" and np.dtype(dtype).kind in "iu" and not np.array_equal(data, source):
+    target = np.dtype(dtype)
+    with np.errstate(all="ignore"):
+        data = source.astype(target)
+    if source.dtype.kind == "c" and target.kind != "c":
+        lossy = bool(np.any(source.imag != 0)) or not np.array_equal(data, source.real)
+    elif target.kind in "biu":
+        lossy = not np.array_equal(data, source)
+    else:
+        lossy = bool(np.any(np.isfinite(source) & ~np.isfinite(data)))
+    if lossy:
         raise ValueError(f"{value!r} does not fit {dtype}")
     return data
 

@@ -53,6 +53,8 @@ class RandomVariable(Op):
         params = [as_tensor_variable(p) for p in params]
         if self.has_size:
             shape = tuple(None if e is None else e for e in static_entries(size)) or (None,) * size.type.shape[0]
+            if self.distribution != "choice":  # choice's a and p do not broadcast against size
+                _check_broadcasts_to(params, shape, self.distribution)
         else:
             shape = broadcast_static_shapes([p for p in params if p is not None], self.distribution)
         if self.distribution == "choice":
@@ -73,6 +75,16 @@ class RandomVariable(Op):
 
     def __str__(self) -> str:
         return f"RandomVariable{{{self.distribution}, {self.dtype}}}"
+
+
+def _check_broadcasts_to(params: list[Variable], shape: tuple, distribution: str) -> None:
+    """numpy draws need each parameter to broadcast to ``size``; known lengths are checked now."""
+    for p in params:
+        lengths = zip(reversed(p.type.shape), reversed(shape))
+        if p.ndim > len(shape) or any(a is not None and b is not None and a not in (1, b) for a, b in lengths):
+            shown = tuple("?" if n is None else n for n in shape)
+            raise ValueError(f"{distribution}: the parameter {describe(p)} cannot broadcast to size {shown}; "
+                             "give a size whose trailing lengths match the parameter's, or size=None")
 
 
 def _size_vector(size) -> tuple[Variable, bool]:

@@ -1,0 +1,149 @@
+"""symscan.compat.theano: Theano's names for symscan's own objects, and config.floatX."""
+
+import importlib
+import inspect
+
+import numpy as np
+import pytest
+
+import symscan as ss
+import symscan.compat.theano as theano
+import symscan.compat.theano.tensor as T
+import symscan.tensor
+import symscan.tensor.nnet
+from symscan.compat.theano import tensor as T_from
+
+# (name in the Theano namespace, the symscan object it must be)
+THEANO_NAMES = [
+    ("scan", ss.scan),
+    ("map", ss.map),
+    ("reduce", ss.reduce),
+    ("foldl", ss.foldl),
+    ("foldr", ss.foldr),
+    ("function", ss.function),
+    ("shared", ss.shared),
+    ("dot", symscan.tensor.dot),
+    ("config", ss.config),
+    ("tensor.nnet.sigmoid", symscan.tensor.sigmoid),
+    ("tensor.nnet.softmax", symscan.tensor.nnet.softmax),
+    ("tensor.shared_randomstreams.RandomStreams", ss.RandomStream),
+    ("tensor.arange", symscan.tensor.arange),
+    ("scan_module.until", ss.until),
+    ("scan_module.scan", ss.scan),
+    ("printing.debugprint", ss.dprint),
+    ("debugprint", ss.dprint),
+]
+
+
+def lookup(dotted: str):
+    obj = theano
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+@pytest.mark.parametrize("dotted, expected", THEANO_NAMES, ids=[name for name, _ in THEANO_NAMES])
+def test_theano_name_is_the_symscan_object(dotted, expected):
+    assert lookup(dotted) is expected
+
+
+def test_the_three_import_forms_give_the_same_tensor_module():
+    assert T is theano.tensor
+    assert T_from is theano.tensor
+    assert importlib.import_module("symscan.compat.theano.tensor") is theano.tensor
+    assert importlib.import_module("symscan.compat.theano.scan_module") is theano.scan_module
+    assert importlib.import_module("symscan.compat.theano.printing") is theano.printing
+
+
+def test_theano_tensor_has_every_symscan_tensor_name():
+    missing = [name for name in symscan.tensor.__all__ if getattr(T, name, None) is not getattr(symscan.tensor, name)]
+    assert missing == []
+    assert T.nnet is symscan.tensor.nnet
+
+
+def test_all_lists_only_names_that_exist():
+    for module in (theano, theano.scan_module, theano.printing):
+        assert module.__all__
+        for name in module.__all__:
+            assert hasattr(module, name), f"{module.__name__}.{name}"
+
+
+# The signatures the guide's reference section gives, parameter by parameter.
+GUIDE_SIGNATURES = {
+    "map": "fn, sequences, non_sequences=None, truncate_gradient=-1, go_backwards=False, mode=None, name=None",
+    "reduce": "fn, sequences, outputs_info, non_sequences=None, go_backwards=False, mode=None, name=None",
+    "foldl": "fn, sequences, outputs_info, non_sequences=None, mode=None, name=None",
+    "foldr": "fn, sequences, outputs_info, non_sequences=None, mode=None, name=None",
+    "scan": ("fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None, truncate_gradient=-1, "
+             "go_backwards=False, mode=None, name=None, profile=False, allow_gc=None, strict=False"),
+}
+
+
+def parse_guide_signature(text: str) -> list[tuple]:
+    parameters = []
+    for part in text.split(", "):
+        name, _, default = part.partition("=")
+        parameters.append((name, eval(default) if default else inspect.Parameter.empty))
+    return parameters
+
+
+@pytest.mark.parametrize("name", sorted(GUIDE_SIGNATURES))
+def test_loop_functions_take_the_guides_parameters(name):
+    """The guide's parameters come first, in its order and with its defaults (symscan may add
+    keyword parameters after them, such as scan's return_list)."""
+    expected = parse_guide_signature(GUIDE_SIGNATURES[name])
+    actual = [(p.name, p.default) for p in inspect.signature(getattr(theano, name)).parameters.values()]
+    assert actual[:len(expected)] == expected
+    assert all(default is not inspect.Parameter.empty for _, default in actual[len(expected):])
+
+
+# ---------------------------------------------------------------------------- config.floatX
+def test_floatX_sets_the_dtype_of_untyped_constructors(floatX):
+    assert theano.config.floatX == floatX
+    for constructor, ndim in [(T.scalar, 0), (T.vector, 1), (T.matrix, 2), (T.tensor3, 3), (T.tensor4, 4)]:
+        var = constructor("x")
+        assert (var.dtype, var.ndim) == (floatX, ndim)
+    assert T.iscalar().dtype == "int32" and T.dvector().dtype == "float64" and T.fmatrix().dtype == "float32"
+
+
+def test_floatX_sets_the_dtype_of_random_draws(floatX):
+    trng = T.shared_randomstreams.RandomStreams(3)
+    normal, uniform = trng.normal(size=(3,)), trng.uniform(size=(2, 2))
+    assert normal.dtype == floatX and uniform.dtype == floatX
+    out = theano.function([], [normal, uniform])()
+    assert [o.dtype for o in out] == [np.dtype(floatX)] * 2
+    assert trng.binomial(size=(2,), n=1, p=0.5, dtype=theano.config.floatX).dtype == floatX
+
+
+def test_floatX_flows_through_scan_and_function(floatX):
+    x0 = T.vector("x0")
+    doubled, _ = theano.scan(lambda prev: prev * 2, outputs_info=x0, n_steps=3)
+    assert doubled.dtype == floatX
+    out = theano.function([x0], doubled)(np.array([1.0, -0.5], dtype=floatX))
+    assert out.dtype == np.dtype(floatX)
+    np.testing.assert_array_equal(out, [[2.0, -1.0], [4.0, -2.0], [8.0, -4.0]])
+
+
+def test_setting_floatX_through_theano_config(floatX):
+    """Assigning theano.config.floatX is seen by symscan (the fixture restores it)."""
+    other = "float32" if floatX == "float64" else "float64"
+    theano.config.floatX = other
+    assert ss.config.floatX == other
+    assert T.vector().dtype == other
+
+
+def test_floatX_rejects_other_dtypes(floatX):
+    with pytest.raises(ValueError, match="floatX"):
+        theano.config.floatX = "int32"
+    assert theano.config.floatX == floatX
+
+
+# ---------------------------------------------------------------------------- printing
+def test_debugprint_shows_the_loop():
+    k, A = T.iscalar("k"), T.vector("A")
+    result, updates = theano.scan(lambda prior, A: prior * A, outputs_info=T.ones_like(A), non_sequences=A,
+                                  n_steps=k)
+    power = theano.function([A, k], result[-1], updates=updates)
+    text = theano.printing.debugprint(power, file="str")
+    assert "Scan{" in text
+    assert "loop body" in text
