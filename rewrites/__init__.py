@@ -5,9 +5,21 @@ user's own ``rewrites.py`` on the path must not shadow it.
 """
 
 # Importing the rule modules registers their rules.
-from rewrites import merge  # noqa: F401  (the scan rules are registered once integrated)
+from rewrites import (  # noqa: F401
+    canonicalize,
+    constant_folding,
+    inplace,
+    merge,
+    merge_inouts,
+    push_out_non_seq,
+    push_out_output,
+    push_out_seq,
+    remove_unused,
+    save_mem,
+    scan_merge,
+)
 from rewrites.engine import Record, RewriteReport, rewrite_graph
-from rewrites.registry import PHASES, REGISTRY, Declined, Rewrite, register, select
+from rewrites.registry import PHASES, REGISTRY, Declined, Rewrite, Rewritten, register, select
 
-__all__ = ["PHASES", "REGISTRY", "Declined", "Record", "Rewrite", "RewriteReport", "register",
+__all__ = ["PHASES", "REGISTRY", "Declined", "Record", "Rewrite", "RewriteReport", "Rewritten", "register",
            "rewrite_graph", "select"]

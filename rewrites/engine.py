@@ -7,7 +7,7 @@ import html
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from rewrites.registry import PHASES, Declined, Rewrite
+from rewrites.registry import PHASES, Declined, Rewrite, Rewritten
 from symscan.config import config
 from symscan.graph.fg import FunctionGraph
 
@@ -111,8 +111,7 @@ def _rewrite_bodies(fgraph: FunctionGraph, rules: list[Rewrite], report: Rewrite
             _run_phase(copy, rules, report, {}, f"{where}{_loop_name(node.op)} > ")
         if len(report.fired) > fired_before:
             new_node = node.op.with_inner_graphs(copies).make_node(*node.inputs)
-            pairs = [(old, new) for old, new in zip(node.outputs, new_node.outputs) if fgraph.clients.get(old)]
-            fgraph.replace_all(pairs, reason="rewritten loop body")
+            fgraph.replace_all(zip(node.outputs, new_node.outputs), reason="rewritten loop body")
             changed = True
     return changed
 
@@ -158,8 +157,10 @@ def _apply_node_rule(fgraph: FunctionGraph, rule: Rewrite, report: RewriteReport
         if isinstance(result, Declined):
             report.decline(Record(rule.name, f"{where}{node.op}", False, str(result)))
         elif result:
-            fgraph.replace_all(result.items(), reason=rule.name)
-            detail = ", ".join(f"{old!r} -> {new!r}" for old, new in result.items())
+            replacements = result.replacements if isinstance(result, Rewritten) else result
+            fgraph.replace_all(replacements.items(), reason=rule.name)
+            detail = (result.detail if isinstance(result, Rewritten)
+                      else ", ".join(f"{old!r} -> {new!r}" for old, new in replacements.items()))
             report.records.append(Record(rule.name, f"{where}{node.op}", True, detail))
             firings[rule.name] = firings.get(rule.name, 0) + 1
             changed = True

@@ -16,8 +16,8 @@ PHASES = ("canonicalize", "push_out", "merge", "save_mem", "inplace")
 class Rewrite:
     """A registered rule.
 
-    ``kind="node"``: ``fn(fgraph, node)`` returns ``{old: new}`` (fired), ``Declined(why)``
-    or None (not applicable). ``kind="graph"``: ``fn(fgraph)`` returns a list of
+    ``kind="node"``: ``fn(fgraph, node)`` returns ``{old: new}`` or ``Rewritten`` (fired),
+    ``Declined(why)`` or None (not applicable). ``kind="graph"``: ``fn(fgraph)`` returns a list of
     ``(old, new, detail)`` replacements made in one pass over the whole graph.
     """
 
@@ -34,6 +34,14 @@ class Rewrite:
 
 class Declined(str):
     """A rule looked at a node and did not fire; the text says why (shown in the report)."""
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """A rule fired: ``replacements`` ({old: new}) and, for the report, what it did."""
+
+    replacements: dict
+    detail: str
 
 
 REGISTRY: dict[str, Rewrite] = {}

@@ -14,7 +14,8 @@ class ScanConfig:
 
 
 class Config:
-    """``floatX`` is the dtype of the untyped constructors (``T.vector``, ``T.scalar``, ...).
+    """``floatX`` is the dtype of the untyped constructors (``T.vector``, ``T.scalar``, ...);
+    ``mode`` is the default of ``function(mode=None)``, as in Theano.
 
     ``debug_checks`` makes the rewriter re-check graph invariants after each rewrite; the
     test suite turns it on.
@@ -23,6 +24,7 @@ class Config:
     def __init__(self) -> None:
         self._floatX = "float64"
         self.debug_checks = False
+        self.mode = "fast"  # the mode function() uses when none is given (a name or a Mode)
         self.scan = ScanConfig()
 
     @property

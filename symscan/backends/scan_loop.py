@@ -47,6 +47,8 @@ class _Buffer:
         """All rows (no ring), or the last ``ring`` steps, in time order."""
         stop = self.history + steps_run
         start = 0 if self.ring is None else max(self.history, stop - self.ring)
+        if start == 0 and stop == self.length:
+            return self.data  # every row: no copy (a copy would double the peak memory)
         if stop <= self.length:
             return self.data[start:stop].copy()
         return self.data[np.arange(start, stop) % self.length]

@@ -126,7 +126,8 @@ class Function:
         if givens:
             targets = clone_replace(targets, dict(givens))
         self.fgraph = FunctionGraph(self.inputs, targets, clone=True, name=name)
-        self._report = rewriter.rewrite_graph(self.fgraph, rewriter.select(rewrites, self.mode.rewrites))
+        rules = [r for r in rewriter.select(rewrites, self.mode.rewrites) if r.name not in self.mode.excluded]
+        self._report = rewriter.rewrite_graph(self.fgraph, rules)
         self._evaluate = self._make_backend()
         self._shared = self.fgraph.shared_variables
 
@@ -161,13 +162,25 @@ class Function:
         for (var, _), value in zip(self.updates, new_states):
             var.set_value(value, borrow=True)
         outs = _unaliased(results[:n_out], values + list(shared_values.values()) + new_states)
-        return outs if self.return_list else outs[0]
+        return OutputList(outs) if self.return_list else outs[0]
 
     def _title(self) -> str:
         return f"function {self.name!r}" if self.name else "the function"
 
     def __repr__(self) -> str:
         return f"<Function {self.name or ''} mode={self.mode.name} {self.inputs} -> {self.outputs}>"
+
+
+class OutputList(list):
+    """The values of a function compiled with a list of outputs (a plain list otherwise).
+
+    With one output, ``np.asarray(result)`` is that output's array, not a stack of one, so a
+    one-output result compares directly with the expected array.
+    """
+
+    def __array__(self, dtype=None, copy=None):
+        value = self[0] if len(self) == 1 else list(self)
+        return np.asarray(value, dtype=dtype)
 
 
 def _unaliased(results: Sequence, owned: Sequence) -> list[np.ndarray]:

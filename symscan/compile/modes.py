@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from symscan.config import config
 
 
 @dataclass(frozen=True)
 class Mode:
-    """``rewrites``: the default selection (None = every registered rewrite, () = none)."""
+    """``rewrites``: the default selection (None = every registered rewrite, () = none);
+    ``excluded``: rewrite names never run in this mode (see ``without``)."""
 
     name: str
     rewrites: tuple | None
     backend: str
     description: str
+    excluded: tuple = ()
+
+    def without(self, *names: str) -> Mode:
+        """This mode with the named rewrites switched off (e.g. to test each one's absence)."""
+        return replace(self, name=f"{self.name}-without-{'-'.join(names)}", excluded=self.excluded + names)
 
 
 MODES = {
@@ -25,9 +33,9 @@ DEFAULT_MODE = "fast"
 
 
 def get_mode(mode) -> Mode:
-    """The Mode for ``mode`` (None: the default, "fast")."""
+    """The Mode for ``mode`` (None: ``config.mode``, "fast" unless changed)."""
     if mode is None:
-        return MODES[DEFAULT_MODE]
+        mode = config.mode if config.mode is not None else DEFAULT_MODE
     if isinstance(mode, Mode):
         return mode
     if isinstance(mode, str) and mode.lower() in MODES:

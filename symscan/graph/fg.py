@@ -120,8 +120,10 @@ class FunctionGraph:
         self._prune(old)
 
     def replace_all(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None = None) -> None:
+        """Several replacements; a variable that an earlier one pruned from the graph is skipped."""
         for old, new in pairs:
-            self.replace(old, new, reason)
+            if old in self.clients:
+                self.replace(old, new, reason)
 
     def _prune(self, var: Variable) -> None:
         """Remove the producers of ``var`` (and above) that no longer have readers.

@@ -53,7 +53,11 @@ class Dot(Op):
         return Apply(self, [a, b], [TensorType(_result_dtype("dot", "dot", [a, b]), shape)])
 
     def perform(self, node, inputs):
-        return [np.dot(*inputs)]
+        a, b = inputs
+        if np.ndim(a) > 2 and 1 <= np.ndim(b) <= 2:
+            # the same contraction; numpy's dot has no BLAS path for n-d operands (30x slower)
+            return [np.matmul(a, b)]
+        return [np.dot(a, b)]
 
 
 @dataclass(frozen=True)

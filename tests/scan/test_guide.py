@@ -642,6 +642,10 @@ def test_allow_gc_argument_changes_no_numbers(allow_gc):
 # ---------------------------------------------------------------------------- reference: free variables
 FREE_VARIABLE = """
 import theano.tensor as TT
+
+
+# Every example runs with the default mode set to "py", "fast" and "fast" without each rewrite.
+pytestmark = pytest.mark.usefixtures("default_mode")
 W   = TT.matrix()
 W_2 = W**2
 def f(x):

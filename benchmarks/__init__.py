@@ -1,0 +1,1 @@
+"""Benchmarks: workloads built with symscan, run side by side with reference loops."""

@@ -1,0 +1,88 @@
+"""``canonicalize``: small algebraic identities, written as a table of (op test, rule) pairs.
+
+Each rule takes a node and returns the variable that can stand for its output, or None.
+A rule only fires when the replacement has the output's exact dtype and number of
+dimensions and cannot broadcast differently (the neutral operand is a scalar-like constant).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from rewrites.registry import register
+from symscan.graph.basic import Constant, Variable
+from symscan.tensor.elemwise import Cast, Elemwise
+from symscan.tensor.shape import DimShuffle, dimshuffle
+from symscan.tensor.subtensor import Subtensor
+
+
+def _is_scalar_constant(var: Variable, value) -> bool:
+    return (isinstance(var, Constant) and all(n == 1 for n in var.data.shape)
+            and bool(np.all(var.data == value)))
+
+
+def _same_kind(old: Variable, new: Variable) -> bool:
+    return new.type.dtype == old.type.dtype and new.type.ndim == old.type.ndim and (
+        not new.type.conflicts_with(old.type))
+
+
+def _neutral(value, positions: tuple[int, ...]) -> Callable:
+    """x op c -> x when c is the neutral constant ``value`` at one of ``positions``."""
+
+    def rule(node):
+        for position in positions:
+            other = node.inputs[1 - position]
+            if _is_scalar_constant(node.inputs[position], value) and other.ndim >= node.inputs[position].ndim:
+                return other
+        return None
+
+    return rule
+
+
+def _double_negation(node):
+    inner = node.inputs[0].owner
+    return inner.inputs[0] if inner is not None and inner.op == Elemwise("neg") else None
+
+
+def _compose_dimshuffles(node):
+    inner = node.inputs[0].owner
+    if inner is None or not isinstance(inner.op, DimShuffle):
+        return None
+    order = tuple("x" if a == "x" else inner.op.new_order[a] for a in node.op.new_order)
+    return dimshuffle(inner.inputs[0], order)
+
+
+def _useless_cast(node):
+    return node.inputs[0] if node.inputs[0].dtype == node.op.dtype else None
+
+
+def _full_slice(node):
+    full = all(entry[0] == "slice" and not any(entry[1:]) for entry in node.op.spec)
+    return node.inputs[0] if full else None
+
+
+RULES: list[tuple[Callable, Callable]] = [
+    (lambda op: op == Elemwise("add"), _neutral(0, (0, 1))),
+    (lambda op: op == Elemwise("mul"), _neutral(1, (0, 1))),
+    (lambda op: op == Elemwise("sub"), _neutral(0, (1,))),
+    (lambda op: op == Elemwise("true_div"), _neutral(1, (1,))),
+    (lambda op: op == Elemwise("pow"), _neutral(1, (1,))),
+    (lambda op: op == Elemwise("neg"), _double_negation),
+    (lambda op: isinstance(op, DimShuffle), _compose_dimshuffles),
+    (lambda op: isinstance(op, Cast), _useless_cast),
+    (lambda op: isinstance(op, Subtensor), _full_slice),
+]
+
+
+@register("canonicalize", phase="canonicalize", tracks=(Elemwise, DimShuffle, Cast, Subtensor),
+          tags=("canonicalize",))
+def canonicalize(fgraph, node):
+    out = node.outputs[0]
+    for matches, rule in RULES:
+        if matches(node.op):
+            new = rule(node)
+            if new is not None and new is not out and _same_kind(out, new):
+                return {out: new}
+    return None

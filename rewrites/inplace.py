@@ -1,0 +1,76 @@
+"""``inplace``: mark where the fast evaluator may write results into existing memory.
+
+- An elementwise node may overwrite one of its inputs (``node.tag["inplace"] = i``) when
+  nothing else reads that input's memory (the input, nor any array it is a view of), it
+  is not a graph input, a constant, a shared value or a view of one, and it has the
+  output's dtype and number of dimensions (the evaluator still checks the shape at run
+  time, since broadcasting can grow the result).
+- Inside a loop body, the node that computes a recurrent output may write it straight into
+  the output's buffer row (``node.tag["into_buffer"] = True``).
+Marks are annotations: they never change what the reference interpreter computes.
+"""
+
+from __future__ import annotations
+
+from rewrites.registry import register
+from symscan.graph.basic import Constant, SharedVariable
+from symscan.graph.fg import OUTPUT
+from symscan.scan.checks import CheckSequenceLength
+from symscan.scan.op import Scan
+from symscan.tensor.elemwise import Elemwise
+from symscan.tensor.math import Dot
+from symscan.tensor.shape import DimShuffle, Flatten, Reshape
+from symscan.tensor.subtensor import Subtensor
+
+VIEW_OPS = (DimShuffle, Subtensor, Reshape, Flatten, CheckSequenceLength)
+"""Ops whose output may be a view of their first input (numpy returns views for these;
+CheckSequenceLength passes its input through)."""
+
+
+def _overwritable(fgraph, node, position: int) -> bool:
+    """Writing ``node``'s output into input ``position`` clobbers nothing anyone reads.
+
+    The input and every array it is a view of must be fresh memory computed in this graph
+    (not an input, constant or shared value) with one reader each: the next link of the chain.
+    """
+    var, out = node.inputs[position], node.outputs[0]
+    if var.type.dtype != out.type.dtype or var.type.ndim != out.type.ndim:
+        return False
+    reader = (node, position)
+    while True:
+        if isinstance(var, (Constant, SharedVariable)) or var in fgraph.inputs or var.owner is None:
+            return False
+        if fgraph.clients.get(var, []) != [reader] or any(v is var for v in fgraph.outputs):
+            return False
+        if isinstance(var.owner.op, Scan) and var.index >= var.owner.op.info.n_buffered:
+            return False  # a shared state's final value is its initial value when no step runs
+        if not isinstance(var.owner.op, VIEW_OPS):
+            return True
+        reader, var = (var.owner, 0), var.owner.inputs[0]
+
+
+@register("inplace", phase="inplace", tags=("inplace",), kind="graph")
+def mark_inplace(fgraph):
+    marked = []
+    for node in fgraph.toposort():
+        if isinstance(node.op, Elemwise) and "inplace" not in node.tag:
+            for position in range(len(node.inputs)):
+                if _overwritable(fgraph, node, position):
+                    node.tag["inplace"] = position
+                    marked.append((node.outputs[0], node.outputs[0], f"{node.op} overwrites input {position}"))
+                    break
+    if getattr(fgraph, "is_loop_body", False):
+        marked += _mark_buffer_writes(fgraph)
+    return marked
+
+
+def _mark_buffer_writes(fgraph) -> list:
+    marked = []
+    for position, out in enumerate(fgraph.outputs[:getattr(fgraph, "n_buffered", 0)]):
+        node = out.owner
+        if (node is None or "into_buffer" in node.tag or not isinstance(node.op, (Elemwise, Dot))
+                or any(c != (OUTPUT, position) for c in fgraph.clients[out])):
+            continue
+        node.tag["into_buffer"] = True
+        marked.append((out, out, f"{node.op} writes output {position} into its buffer row"))
+    return marked

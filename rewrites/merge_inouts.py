@@ -1,0 +1,76 @@
+"""``merge_inouts``: within one scan, identical outer inputs (the same sequence with the same
+taps, the same non-sequence) become one, and outputs computing the same thing become one."""
+
+from __future__ import annotations
+
+from rewrites.registry import Rewritten, register
+from rewrites.scan_utils import rebuild, replace_inner
+from symscan.graph.merge import expression_key
+from symscan.scan.args import ScanArgs
+from symscan.scan.op import Scan
+
+
+def _merge_inputs(args: ScanArgs, outer_memo: dict) -> dict:
+    """Drop repeated sequences/non-sequences; map each dropped inner input to the kept one.
+
+    Outer variables are compared by what they compute (``x[-2:]`` built twice is one input).
+    """
+    mapping, kept_seqs, seen = {}, [], {}
+    for seq in args.sequences:
+        first = seen.setdefault((expression_key(seq.outer, memo=outer_memo), seq.taps), seq)
+        if first is seq:
+            kept_seqs.append(seq)
+        else:
+            mapping.update(zip(seq.inner, first.inner))
+    args.sequences = kept_seqs
+    kept_non_seqs, seen = [], {}
+    for entry in args.non_seqs:
+        first = seen.setdefault(expression_key(entry.outer, memo=outer_memo), entry)
+        if first is entry:
+            kept_non_seqs.append(entry)
+        else:
+            mapping[entry.inner] = first.inner
+    args.non_seqs = kept_non_seqs
+    return mapping
+
+
+def _merge_outputs(args: ScanArgs, outer_memo: dict) -> list[tuple]:
+    """(dropped entry, kept entry) for outputs that compute the same values."""
+    pairs, memo = [], {}
+    nit_seen: dict = {}
+    for entry in list(args.nit_sot):
+        key = expression_key(entry.inner_out, memo=memo)
+        first = nit_seen.setdefault(key, entry)
+        if first is not entry and entry.ring == first.ring:
+            pairs.append((entry, first))
+            args.nit_sot.remove(entry)
+    for kind in (args.mit_sot, args.sit_sot):
+        seen: dict = {}
+        for entry in list(kind):
+            key = (expression_key(entry.outer_init, memo=outer_memo), entry.taps, entry.ring)
+            leaves = {v: ("past", i) for i, v in enumerate(entry.inner_in)}
+            body = expression_key(entry.inner_out, leaves=leaves)
+            first = seen.setdefault((key, body), entry)
+            if first is not entry:
+                pairs.append((entry, first))
+                kind.remove(entry)
+    return pairs
+
+
+@register("merge_inouts", phase="merge", tracks=(Scan,), tags=("merge", "scan"))
+def merge_inouts(fgraph, node):
+    args = ScanArgs.from_node(node)
+    outer_memo: dict = {}
+    mapping = _merge_inputs(args, outer_memo)
+    if mapping:
+        replace_inner(args, mapping)
+    pairs = _merge_outputs(args, outer_memo)
+    for dropped, kept in pairs:  # other outputs may read the dropped state's past values
+        if getattr(dropped, "inner_in", None):
+            replace_inner(args, dict(zip(dropped.inner_in, kept.inner_in)))
+    if not mapping and not pairs:
+        return None
+    result = rebuild(args)
+    for dropped, kept in pairs:
+        result[dropped.outer_out] = result[kept.outer_out]
+    return Rewritten(result, f"merged {len(mapping)} repeated inner input(s) and {len(pairs)} repeated output(s)")

@@ -1,0 +1,145 @@
+"""``push_out_seq``: inner computation that reads only sequence elements (and non-sequences)
+runs once over whole sequences before the loop: ``x_t @ W`` becomes ``X @ W``.
+
+Each sequence tap is first aligned into an array whose row t is what the body reads at
+step t; the vectorised result enters the loop as a new sequence. An output that is such a
+computation needs no loop at all: it is replaced by the vectorised array, so a scan that
+only maps disappears.
+"""
+
+from __future__ import annotations
+
+from rewrites.registry import Declined, Rewritten, register
+from rewrites.scan_utils import classify_inner, frontier, rebuild, replace_inner
+from rewrites.vectorize import NotVectorizable, batchable, vectorize
+from symscan.graph.basic import Constant, Variable
+from symscan.graph.traversal import toposort
+from symscan.scan.args import ScanArgs, SequenceEntry
+from symscan.scan.checks import CheckSequenceLength
+from symscan.scan.op import Scan
+from symscan.tensor.basic import static_int
+from symscan.tensor.elemwise import Cast, Elemwise
+from symscan.tensor.shape import Shape, shape
+from symscan.tensor.subtensor import Subtensor
+
+
+def aligned(seq: SequenceEntry, tap: int, n_steps: Variable, backwards: bool,
+            outer: Variable | None = None) -> Variable:
+    """Rows the body reads from ``seq`` (or ``outer``, its checked stand-in) at ``tap`` over
+    the steps, in step order."""
+    outer = seq.outer if outer is None else outer
+    if not backwards:
+        start = seq.offset(tap)
+        return outer[start:start + n_steps] if start else outer[:n_steps]
+    end = shape(outer)[0] - (max(max(seq.taps), 0) - tap)
+    return outer[end - n_steps:end][::-1]
+
+
+def steps_known_non_negative(args: ScanArgs) -> bool:
+    """A negative n_steps flips the direction at run time, which aligned arrays cannot follow."""
+    return args.steps_from_sequences or _non_negative(args.n_steps)
+
+
+_NON_NEGATIVE_OPS = ("add", "mul", "floor_div", "minimum", "maximum")
+
+
+def _non_negative(var: Variable) -> bool:
+    """Whether ``var`` is never negative: a constant >= 0, an unsigned value, a shape entry,
+    or sums/products/floor quotients/min/max of such (``n_steps=X.shape[0] // 2``)."""
+    value = static_int(var)
+    if value is not None or var.dtype[0] == "u" or var.owner is None:
+        return (value is not None and value >= 0) or var.dtype[0] == "u"
+    op, inputs = var.owner.op, var.owner.inputs
+    if isinstance(op, Subtensor):
+        return inputs[0].owner is not None and isinstance(inputs[0].owner.op, Shape)
+    if isinstance(op, Cast) or (isinstance(op, Elemwise) and op.name in _NON_NEGATIVE_OPS):
+        return all(_non_negative(v) for v in inputs)
+    return isinstance(op, Elemwise) and op.name == "abs"
+
+
+def _per_step(args: ScanArgs, stacked: set, invariant: set) -> set[Variable]:
+    """Inner variables computable for all steps: ops with a batched form (for the operands
+    that vary per step) over sequence taps and loop invariants."""
+    known = classify_inner(args, stacked | invariant)
+    movable, varying = stacked | invariant, set(stacked)
+    for node in toposort(args.inner_outputs(), stop_at=args.inner_inputs()):
+        flags = [v in varying for v in node.inputs]
+        if node.outputs[0] in known and all(v in movable or isinstance(v, Constant) for v in node.inputs) \
+                and batchable(node.op, node.inputs, flags):
+            movable.update(node.outputs)
+            if any(flags):
+                varying.update(node.outputs)
+    return movable
+
+
+@register("push_out_seq", phase="push_out", tracks=(Scan,), tags=("push_out", "scan"))
+def push_out_seq(fgraph, node):
+    args = ScanArgs.from_node(node)
+    if not args.sequences:
+        return None
+    stacked_inner = {v: (s, tap) for s in args.sequences for v, tap in zip(s.inner, s.taps)}
+    invariant = {n.inner: n.outer for n in args.non_seqs}
+    movable = _per_step(args, set(stacked_inner), set(invariant))
+    time_dependent = _depends_on(args, movable, set(stacked_inner))
+    moves = [v for v in frontier(args, movable & time_dependent, set(args.inner_inputs()))]
+    if not moves:
+        return None
+    if not steps_known_non_negative(args):
+        return Declined("n_steps may be negative at run time (that reverses the loop)")
+    checked = _checked_sequences(args, moves)
+    stacked = {v: aligned(s, tap, args.n_steps, args.go_backwards, (checked or {}).get(s))
+               for v, (s, tap) in stacked_inner.items()}
+    memo, mapping, whole = {}, {}, {}
+    for inner_var in moves:
+        try:
+            outer_var = vectorize(inner_var, stacked, invariant, memo)
+        except NotVectorizable:
+            continue
+        placeholder = inner_var.type.make_variable(name=inner_var.name)
+        stored = outer_var[::-1] if args.go_backwards else outer_var
+        args.sequences.append(SequenceEntry(stored, [placeholder], (0,), f"pushed {inner_var.owner.op}"))
+        mapping[inner_var] = placeholder
+        whole[inner_var] = outer_var
+    if not mapping:
+        return Declined("the per-step computation has no batched form")
+    replaced = _drop_map_outputs(args, whole) if checked is not None else {}
+    replace_inner(args, mapping)
+    loop_left = bool(args.buffered or args.shared)
+    result = rebuild(args) if loop_left else {}
+    result.update(replaced)
+    moved = ", ".join(str(v.owner.op) for v in mapping)
+    detail = f"computed {moved} over whole sequences before the loop"
+    if replaced:
+        detail += f"; {len(replaced)} map output(s) need no loop" + ("" if loop_left else ", so the loop is gone")
+    return Rewritten(result, detail)
+
+
+def _depends_on(args: ScanArgs, candidates: set, sources: set) -> set:
+    dependent = set(sources)
+    for node in toposort(args.inner_outputs(), stop_at=args.inner_inputs()):
+        if any(v in dependent for v in node.inputs):
+            dependent.update(node.outputs)
+    return dependent & candidates
+
+
+def _checked_sequences(args: ScanArgs, moves: list) -> dict | None:
+    """Sequences wrapped in the loop's "too short" check, for map outputs that leave the loop
+    (the loop checks its sequences; a vectorised output alone would silently come out short).
+    None when no output can leave: under ``until``, or when n_steps is only known at run time."""
+    if args.until is not None or not any(e.inner_out in moves and e.ring is None for e in args.nit_sot):
+        return None
+    steps = 0 if args.steps_from_sequences else static_int(args.n_steps)
+    if steps is None:
+        return None
+    return {s: CheckSequenceLength(s.label, s.taps, steps)(s.outer) for s in args.sequences
+            if s.outer.type.shape[0] is None and (s.span or steps)}  # static lengths: checked by scan()
+
+
+def _drop_map_outputs(args: ScanArgs, whole: dict[Variable, Variable]) -> dict:
+    """Outputs that are exactly a pushed computation: the vectorised array replaces them."""
+    replaced = {}
+    for entry in list(args.nit_sot):
+        if entry.inner_out in whole and entry.ring is None:
+            replaced[entry.outer_out] = whole[entry.inner_out]
+            args.nit_sot.remove(entry)
+    return replaced

@@ -1,0 +1,105 @@
+"""``remove_unused`` (remove_constants_and_unused): drop what a Scan does not need.
+
+- non-sequences and sequence taps no inner node reads (a dropped tap re-slices the sequence
+  so the remaining taps read the same elements, in either direction); a whole sequence
+  stays when only the loop can check that it is long enough for an explicit n_steps;
+- outputs nobody outside reads, when no other part of the body reads their past values;
+- constant non-sequences, which move into the body (so constant folding can see them).
+"""
+
+from __future__ import annotations
+
+from rewrites.registry import Declined, Rewritten, register
+from rewrites.scan_utils import rebuild, replace_inner
+from symscan.graph.basic import Constant
+from symscan.graph.clone import clone_replace
+from symscan.graph.traversal import ancestors
+from symscan.scan.args import ScanArgs, SequenceEntry
+from symscan.scan.checks import CheckSequenceLength
+from symscan.scan.op import Scan
+
+
+def _read_inside(args: ScanArgs) -> set:
+    """Inner inputs some inner output (or the until condition) depends on."""
+    return set(ancestors(args.inner_outputs())) & set(args.inner_inputs())
+
+
+def _drop_taps(seq: SequenceEntry, keep: list[int]) -> SequenceEntry:
+    """The sequence with only the taps at positions ``keep``, re-sliced to read the same rows."""
+    taps = tuple(seq.taps[i] for i in keep)
+    lo_old, hi_old = min(min(seq.taps), 0), max(max(seq.taps), 0)
+    lo_new, hi_new = min(min(taps), 0), max(max(taps), 0)
+    start, end_trim = lo_new - lo_old, hi_old - hi_new
+    outer = seq.outer[start:-end_trim] if end_trim else (seq.outer[start:] if start else seq.outer)
+    return SequenceEntry(outer, [seq.inner[i] for i in keep], taps, seq.label)
+
+
+def _keep_length_check(args: ScanArgs, seq: SequenceEntry) -> None:
+    """A dropped sequence that n_steps is counted from keeps its "too short" error: the loop
+    checked it, so n_steps now reads its length through the same check."""
+    if args.steps_from_sequences and seq.span and seq.outer.type.shape[0] is None:
+        checked = CheckSequenceLength(seq.label, seq.taps, 0)(seq.outer)
+        args.n_steps = clone_replace([args.n_steps], {seq.outer: checked})[0]
+
+
+def _drop_sequences(args: ScanArgs, read: set) -> tuple[list[str], list[str]]:
+    """Drop unused sequence taps (in place): what was dropped, and unused sequences that stay
+    because only the loop can check at run time that they are long enough for n_steps."""
+    done, kept, sequences = [], [], []
+    for seq in args.sequences:
+        keep = [i for i, v in enumerate(seq.inner) if v in read]
+        if len(keep) == len(seq.taps):
+            sequences.append(seq)
+        elif keep:
+            sequences.append(_drop_taps(seq, keep))
+            done.append(f"dropped unused taps of {seq.label}")
+        elif not args.steps_from_sequences and seq.outer.type.shape[0] is None:
+            sequences.append(seq)
+            kept.append(seq.label or "a sequence")
+        else:
+            _keep_length_check(args, seq)
+            done.append(f"dropped unused {seq.label}")
+    args.sequences = sequences
+    return done, kept
+
+
+def _unused_outputs(fgraph, args: ScanArgs) -> list[str]:
+    """Remove outputs not read outside whose past values nothing else inside reads."""
+    changed = True
+    removed = []
+    while changed:
+        changed = False
+        for kind in ("nit_sot", "mit_sot", "sit_sot", "shared"):
+            for entry in list(getattr(args, kind)):
+                if entry.outer_out is None or fgraph.clients.get(entry.outer_out):
+                    continue
+                past = getattr(entry, "inner_in", [])
+                own = set(past if isinstance(past, list) else [past])
+                others = [o for o in args.inner_outputs() if o is not entry.inner_out]
+                if own & set(ancestors(others)):
+                    continue
+                getattr(args, kind).remove(entry)
+                removed.append(entry.label or kind.replace("_", "-"))
+                changed = True
+    return removed
+
+
+@register("remove_unused", phase="canonicalize", tracks=(Scan,),
+          tags=("canonicalize", "scan", "remove_constants_and_unused"))
+def remove_unused(fgraph, node):
+    args = ScanArgs.from_node(node)
+    done = [f"dropped unused output {label}" for label in _unused_outputs(fgraph, args)]
+    constants = {n.inner: n.outer for n in args.non_seqs if isinstance(n.outer, Constant)}
+    if constants:
+        replace_inner(args, constants)
+        done.append(f"moved {len(constants)} constant non-sequence(s) into the body")
+    read = _read_inside(args)
+    done += [f"dropped unused non-sequence {n.label}" for n in args.non_seqs
+             if n.inner not in read and n.outer not in constants.values()]
+    args.non_seqs = [n for n in args.non_seqs if n.inner in read]
+    dropped, kept = _drop_sequences(args, read)
+    done += dropped
+    stays = f"kept unused {', '.join(kept)}: with an explicit n_steps only the loop checks its length"
+    if not done or not (args.buffered or args.shared):
+        return Declined(stays) if kept else None
+    return Rewritten(rebuild(args), "; ".join(done + ([stays] if kept else [])))

@@ -1,0 +1,70 @@
+"""Helpers the scan rewrites share: finding loop-invariant inner variables and rebuilding."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from symscan.graph.basic import Constant, Variable
+from symscan.graph.clone import clone_replace
+from symscan.graph.fg import FunctionGraph
+from symscan.graph.traversal import toposort
+from symscan.scan.args import ScanArgs
+
+
+def rebuild(args: ScanArgs) -> dict[Variable, Variable]:
+    """Build the node for edited ``args``; map each kept old outer output to its new one."""
+    node = args.to_node()
+    return {old: new for old, new in zip(args.outer_outputs(), node.outputs) if old is not None}
+
+
+def replace_inner(args: ScanArgs, mapping: dict[Variable, Variable]) -> None:
+    """Substitute inner variables in every inner output of ``args`` (in place)."""
+    args.set_inner_outputs(clone_replace(args.inner_outputs(), mapping))
+
+
+def classify_inner(args: ScanArgs, seeds: Iterable[Variable]) -> set[Variable]:
+    """Inner variables computed only from ``seeds`` and constants (``seeds`` included).
+
+    With the non-sequences as seeds this is the loop-invariant part of the body; adding the
+    sequence taps gives what can be computed for all steps at once.
+    """
+    known = set(seeds)
+    for node in toposort(args.inner_outputs(), stop_at=args.inner_inputs()):
+        if all(v in known or isinstance(v, Constant) for v in node.inputs) and not node.op.inner_graphs() \
+                and not _is_random(node.op):
+            known.update(node.outputs)
+    return known
+
+
+def _is_random(op) -> bool:
+    return type(op).__name__ == "RandomVariable"
+
+
+def readers_of(args: ScanArgs, var: Variable) -> list:
+    """Inner nodes reading ``var`` plus the marker "output" if an inner output is ``var``."""
+    nodes = [n for n in toposort(args.inner_outputs(), stop_at=args.inner_inputs()) if var in n.inputs]
+    return nodes + (["output"] if any(o is var for o in args.inner_outputs()) else [])
+
+
+def frontier(args: ScanArgs, movable: set[Variable], inner_inputs: set[Variable]) -> list[Variable]:
+    """Movable variables (not inputs, not constants) that something not movable reads."""
+    result: dict[Variable, None] = {}
+    for node in toposort(args.inner_outputs(), stop_at=args.inner_inputs()):
+        if node.outputs[0] in movable:
+            continue
+        for v in node.inputs:
+            if v in movable and v not in inner_inputs and not isinstance(v, Constant):
+                result.setdefault(v)
+    for out in args.inner_outputs():
+        if out in movable and out not in inner_inputs and not isinstance(out, Constant):
+            result.setdefault(out)
+    return list(result)
+
+
+def scan_label(node) -> str:
+    name = node.op.info.name
+    return f"scan {name!r}" if name else "scan"
+
+
+def inner_fgraph(args: ScanArgs) -> FunctionGraph:
+    return FunctionGraph(args.inner_inputs(), args.inner_outputs(), clone=False)
