@@ -19,6 +19,9 @@ import symscan as ss
 import symscan.compat.theano as theano
 import symscan.compat.theano.tensor as T
 
+# Every example runs with the default mode set to "py", "fast" and "fast" without each rewrite.
+pytestmark = pytest.mark.usefixtures("default_mode")
+
 # ---------------------------------------------------------------------------- running the guide
 COMPAT_IMPORTS = {
     "import theano": "import symscan.compat.theano as theano",
@@ -643,9 +646,6 @@ def test_allow_gc_argument_changes_no_numbers(allow_gc):
 FREE_VARIABLE = """
 import theano.tensor as TT
 
-
-# Every example runs with the default mode set to "py", "fast" and "fast" without each rewrite.
-pytestmark = pytest.mark.usefixtures("default_mode")
 W   = TT.matrix()
 W_2 = W**2
 def f(x):
