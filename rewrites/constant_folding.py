@@ -7,10 +7,29 @@ import numpy as np
 from rewrites.registry import register
 from symscan.graph.basic import Constant
 from symscan.tensor.basic import constant
+from symscan.tensor.creation import Arange
 from symscan.tensor.random import RandomVariable
 
 MAX_FOLDED_ELEMENTS = 100_000
 """Larger results stay computed: a folded constant lives in the graph (and in exports)."""
+
+
+def _known_too_big(node) -> bool:
+    """Whether a result would have more than MAX_FOLDED_ELEMENTS, judged before computing it.
+
+    The node is typed again now that its inputs are constants (a length folded from
+    constants was not static when the node was built), and a float arange is measured by
+    hand, so that folding never allocates a huge array at compile time.
+    """
+    try:
+        shapes = [getattr(o.type, "shape", None) for o in node.op.make_node(*node.inputs).outputs]
+    except Exception:  # the inputs are invalid: the error stays a run-time one
+        return True
+    if isinstance(node.op, Arange):
+        start, stop, step = (float(v.data) for v in node.inputs)
+        length = (stop - start) / step if step else np.inf
+        shapes.append((np.inf if not np.isfinite(length) else max(0, int(np.ceil(length))),))
+    return any(s is not None and None not in s and np.prod(s, dtype=float) > MAX_FOLDED_ELEMENTS for s in shapes)
 
 
 @register("constant_folding", phase="canonicalize", tags=("canonicalize",))
@@ -19,8 +38,7 @@ def fold_constants(fgraph, node):
         return None
     if node.op.inner_graphs() or isinstance(node.op, RandomVariable):
         return None
-    static = [getattr(o.type, "shape", None) for o in node.outputs]
-    if any(s is not None and None not in s and int(np.prod(s)) > MAX_FOLDED_ELEMENTS for s in static):
+    if _known_too_big(node):
         return None
     with np.errstate(all="ignore"):
         try:

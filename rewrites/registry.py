@@ -70,7 +70,8 @@ def select(spec: Iterable[str] | None, default: Iterable[str] | None) -> list[Re
     """Rules chosen by ``spec`` over the mode's ``default`` (None meaning every rule).
 
     ``spec`` None keeps the default. Names/tags in ``spec`` replace the default with those
-    rules; ``-name`` entries remove rules (from the default when nothing is included).
+    rules (a key that is both, like "merge", selects the whole tag). ``-key`` entries remove
+    the rule of that name, or every rule with that tag when no rule has the name.
     """
     spec = [spec] if isinstance(spec, str) else list(spec or [])
     # phase names are tags even before a rule of that phase is registered (API.md lists them)
@@ -82,4 +83,8 @@ def select(spec: Iterable[str] | None, default: Iterable[str] | None) -> list[Re
     exclude = [k[1:] for k in spec if k.startswith("-")]
     base = include if include else (list(REGISTRY) if default is None else list(default))
     chosen = [r for r in REGISTRY.values() if any(_matches(r, k) for k in base)]
-    return [r for r in chosen if not any(_matches(r, k) for k in exclude)]
+    return [r for r in chosen if not any(_excluded(r, k) for k in exclude)]
+
+
+def _excluded(rule: Rewrite, key: str) -> bool:
+    return rule.name == key if key in REGISTRY else key in rule.tags

@@ -118,12 +118,14 @@ def _rewritten_read(reader, offset: int | None, steps: Variable) -> Variable:
 
     A symbolic index ``n_steps - 1`` is the last row only while n_steps >= 0; a negative
     n_steps runs -n_steps steps, so the index is out of range in the full output and
-    ``minimum(index, -1)`` keeps it out of range in the ring (the same IndexError).
+    ``minimum(index, -1)`` keeps it out of range in the ring (the same IndexError). An
+    unsigned index cannot be negative.
     """
     rest = list(reader.inputs[1:])
     if offset is not None:
         index = rest[0]
-        rest[0] = constant(offset) if static_int(index) is not None else minimum(index, offset)
+        signed = static_int(index) is None and index.dtype[0] == "i"
+        rest[0] = minimum(index, offset) if signed else constant(offset)
     return Subtensor(reader.op.spec)(steps, *rest)
 
 

@@ -300,3 +300,13 @@ def test_debug_checks_run_after_graph_rules(registry):
     assert ss.config.debug_checks
     with pytest.raises(AssertionError, match="client"):
         ss.function([x], T.exp(x), rewrites=["test_corrupt"])
+
+
+def test_minus_a_rule_name_removes_that_rule_only():
+    """API.md: "-name" excludes a rewrite; a key that is also a tag (canonicalize, merge,
+    save_mem, inplace) still removes only the rule of that name, a pure tag removes its rules."""
+    everything = set(_names(select(None, None)))
+    assert set(_names(select(["-canonicalize"], None))) == everything - {"canonicalize"}
+    assert set(_names(select(["-merge"], None))) == everything - {"merge"}
+    push_out = {r.name for r in rewrites.REGISTRY.values() if "push_out" in r.tags}
+    assert push_out and set(_names(select(["-push_out"], None))) == everything - push_out

@@ -1,0 +1,258 @@
+"""canonicalize and constant_folding, each alone.
+
+``rewrites=["canonicalize"]`` also selects every rule of the canonicalize phase (the name is a
+tag too), so the canonicalize tests exclude constant_folding explicitly.
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import rewrites
+import symscan as ss
+import symscan.tensor as T
+from symscan.graph.basic import Constant
+from symscan.tensor.elemwise import Cast
+
+CANONICALIZE = ["canonicalize", "-constant_folding"]
+
+
+def _compile(inputs, outputs, rewrite_names=CANONICALIZE):
+    return ss.function(inputs, outputs, mode="fast", rewrites=list(rewrite_names))
+
+
+def _rules(f):
+    return {r.rule for r in f.rewrite_report()}
+
+
+def test_canonicalize_selects_the_phase_unless_excluded():
+    names = [r.name for r in rewrites.select(["canonicalize"], ())]
+    assert "canonicalize" in names and "constant_folding" in names
+    assert [r.name for r in rewrites.select(CANONICALIZE, ()) if r.name in ("canonicalize", "constant_folding")] \
+        == ["canonicalize"]
+
+
+# ---------------------------------------------------------------------------- identities
+def _identities():
+    x, m, ix = T.vector("x"), T.matrix("m"), T.ivector("ix")
+    return {
+        "x * 1": ([x], x * 1, x),
+        "1 * x": ([x], 1 * x, x),
+        "x * 1.0": ([x], x * 1.0, x),
+        "x + 0": ([x], x + 0, x),
+        "0.0 + x": ([x], 0.0 + x, x),
+        "x - 0": ([x], x - 0, x),
+        "x / 1": ([x], x / 1, x),
+        "x ** 1": ([x], x ** 1, x),
+        "int x ** 1": ([ix], ix ** 1, ix),
+        "int x * int8 1": ([ix], ix * np.int8(1), ix),
+        "x + [0.0]": ([x], x + np.zeros(1), x),  # a length-1 constant broadcasts to x's length
+        "m * [[1.0]]": ([m], m * np.ones((1, 1)), m),
+        "m + [0.0]": ([m], m + np.zeros(1), m),
+        "neg(neg(x))": ([x], T.neg(T.neg(x)), x),
+        "double transpose": ([m], m.T.T, m),
+        "dimshuffle round trip": ([m], m.dimshuffle(1, 0).dimshuffle(1, 0), m),
+        "added then dropped axis": ([x], x.dimshuffle("x", 0).dimshuffle(1), x),
+        "useless cast": ([x], Cast("float64")(x), x),
+        "x[:]": ([x], x[:], x),
+        "m[:, :]": ([m], m[:, :], m),
+        "chain": ([x], ((x * 1.0) + 0.0) / 1.0 - 0.0, x),
+    }
+
+
+@pytest.mark.parametrize("name", list(_identities()))
+def test_identities_become_the_variable(name, same_as_py, rng):
+    inputs, out, expected = _identities()[name]
+    assert out is not expected and out.owner is not None
+    before = ss.function(inputs, out, mode="py")
+    assert len(before.fgraph.apply_nodes) >= 1
+    f = _compile(inputs, out)
+    assert len(f.fgraph.apply_nodes) == 0
+    assert f.fgraph.outputs[0] is f.fgraph.inputs[0]
+    assert f.fgraph.outputs[0].type == out.type
+    fired = [r for r in f.rewrite_report() if r.fired]
+    assert fired and all(r.rule == "canonicalize" for r in fired)
+    var = inputs[0]
+    shape = (4,) if var.ndim == 1 else (3, 2)
+    value = rng.integers(-5, 5, size=shape).astype(var.dtype) if var.dtype.startswith("int") else \
+        rng.standard_normal(shape)
+    got = same_as_py(f, value)
+    np.testing.assert_array_equal(got, value)
+    assert not np.shares_memory(got, value)
+
+
+def test_composed_dimshuffles_become_one(same_as_py, rng):
+    x, t3 = T.vector("x"), T.tensor3("t3")
+    cases = [(x, x.dimshuffle("x", 0).dimshuffle(1, 0)), (t3, t3.dimshuffle(2, 0, 1).dimshuffle(2, 0, 1).T)]
+    for var, out in cases:
+        f = _compile([var], out)
+        assert len(f.fgraph.apply_nodes) == 1
+        (node,) = f.fgraph.apply_nodes
+        assert node.inputs[0] is f.fgraph.inputs[0]
+        same_as_py(f, rng.standard_normal((2, 3, 4)[:var.ndim]))
+
+
+def test_rewrites_apply_deep_in_a_graph(same_as_py, rng):
+    x, y = T.vector("x"), T.vector("y")
+    out = T.exp(T.neg(T.neg(x * 1.0))) + (y + 0.0)[:] * 2.0
+    py = ss.function([x, y], out, mode="py")
+    f = _compile([x, y], out)
+    assert len(py.fgraph.apply_nodes) == 8
+    assert len(f.fgraph.apply_nodes) == 3  # exp, mul, add
+    same_as_py(f, rng.standard_normal(3), rng.standard_normal(3))
+
+
+# ---------------------------------------------------------------------------- must not fire
+def _non_identities():
+    x, ix, x32, m = T.vector("x"), T.ivector("ix"), T.fvector("x32"), T.matrix("m")
+    return {
+        "int x * 1.0 (float result)": ([ix], ix * 1.0),
+        "int x + 0.0": ([ix], ix + 0.0),
+        "int x / 1 (true division)": ([ix], ix / 1),
+        "float32 x * float64 1": ([x32], x32 * np.float64(1.0)),
+        "float32 x + float64 zeros": ([x32], x32 + np.zeros(1)),
+        "x + zeros((3,)) (x may have length 1)": ([x], x + T.zeros((3,))),
+        "x + constant zeros(3)": ([x], x + np.zeros(3)),
+        "x * ones((1, 1)) (adds a dimension)": ([x], x * np.ones((1, 1))),
+        "m * ones(2)": ([m], m * np.ones(2)),
+        "0 - x": ([x], 0.0 - x),
+        "1 / x": ([x], 1.0 / x),
+        "1 ** x": ([x], 1.0 ** x),
+        "x * 2": ([x], x * 2.0),
+        "x + 1e-300": ([x], x + 1e-300),
+        "neg(x)": ([x], -x),
+        "a narrowing cast": ([x], Cast("int32")(x)),
+        "x[::-1]": ([x], x[::-1]),
+        "x[1:]": ([x], x[1:]),
+        "m.T": ([m], m.T),
+    }
+
+
+@pytest.mark.parametrize("name", list(_non_identities()))
+def test_changes_of_dtype_shape_or_value_do_not_fire(name, same_as_py, rng):
+    inputs, out = _non_identities()[name]
+    py = ss.function(inputs, out, mode="py")
+    f = _compile(inputs, out)
+    assert len(f.fgraph.apply_nodes) == len(py.fgraph.apply_nodes)
+    assert not any(r.fired for r in f.rewrite_report())
+    assert f.fgraph.outputs[0].type == out.type
+    var = inputs[0]
+    for shape in ([(1,), (3,)] if var.ndim == 1 else [(3, 2)]):
+        value = rng.integers(1, 5, size=shape).astype(var.dtype) if var.dtype.startswith("int") else \
+            rng.uniform(0.5, 2.0, size=shape).astype(var.dtype)
+        same_as_py(f, value)
+
+
+def test_x_plus_zeros_of_length_three_keeps_the_broadcast(same_as_py):
+    x = T.vector("x")
+    for rule_set in (CANONICALIZE, ["canonicalize"]):  # with folding: x + a constant [0, 0, 0]
+        f = _compile([x], x + T.zeros((3,)), rule_set)
+        np.testing.assert_array_equal(same_as_py(f, np.array([2.0])), [2.0, 2.0, 2.0])
+        assert isinstance(same_as_py(f, np.array([1.0, 2.0])), ValueError)
+        assert f.fgraph.outputs[0].type.shape == (3,)
+
+
+# ---------------------------------------------------------------------------- constant folding
+def test_constant_subgraphs_fold(same_as_py, rng):
+    x = T.vector("x")
+    c = (T.constant(2.0) * 3.0 + 1.0) * T.constant(np.arange(3.0)).sum()
+    out = x * c
+    py = ss.function([x], out, mode="py")
+    f = _compile([x], out, ["constant_folding"])
+    assert len(py.fgraph.apply_nodes) == 5
+    (node,) = f.fgraph.apply_nodes
+    assert isinstance(node.inputs[1], Constant) and float(node.inputs[1].data) == 21.0
+    assert _rules(f) == {"constant_folding"} and len(f.rewrite_report().fired) == 4
+    values = rng.standard_normal(3)
+    np.testing.assert_allclose(same_as_py(f, values), values * 21.0)
+
+
+def test_folded_constants_keep_their_types(same_as_py):
+    x = T.ivector("x")
+    ten = T.constant(np.int8(2)) * T.constant(np.int8(5))
+    f = _compile([x], x + ten, ["constant_folding"])
+    (node,) = f.fgraph.apply_nodes
+    folded = node.inputs[1]
+    assert isinstance(folded, Constant) and folded.type == ten.type and folded.dtype == "int8"
+    assert f.fgraph.outputs[0].type == (x + ten).type
+    same_as_py(f, np.array([1, 2], dtype="int32"))
+
+
+def test_a_whole_constant_output_folds(same_as_py):
+    out = T.arange(5) * 2 + 1
+    f = _compile([], out, ["constant_folding"])
+    assert len(f.fgraph.apply_nodes) == 0 and isinstance(f.fgraph.outputs[0], Constant)
+    got = same_as_py(f)
+    np.testing.assert_array_equal(got, [1, 3, 5, 7, 9])
+    got[0] = 100  # the caller's array, not the graph's constant
+    np.testing.assert_array_equal(f(), [1, 3, 5, 7, 9])
+
+
+@pytest.mark.parametrize("build,folds", [
+    (lambda: T.arange(200_000), False),
+    (lambda: T.arange(0.0, 150_000.0, 1.0), False),
+    (lambda: T.zeros((400, 400)), False),
+    (lambda: T.alloc(1.5, 100_001), False),
+    (lambda: T.arange(100_000), True),
+    (lambda: T.ones((100, 1000)), True),
+])
+def test_big_results_do_not_fold(build, folds):
+    x = T.vector("x")
+    out = build()
+    f = _compile([x], out.sum() + x, ["constant_folding"])
+    still_computed = any(n.op == out.owner.op for n in f.fgraph.apply_nodes)
+    folded = [r for r in f.rewrite_report() if r.fired and r.node == str(out.owner.op)]
+    assert still_computed is not folds and bool(folded) is folds
+    assert not any(isinstance(v, Constant) and v.data.size > 100_000 for v in f.fgraph.clients)
+    np.testing.assert_allclose(f(np.zeros(1)), ss.function([x], out.sum() + x, mode="py")(np.zeros(1)))
+
+
+def test_random_draws_do_not_fold():
+    srng = ss.RandomStream(7)
+    draw = srng.normal(size=(3,))
+    f = _compile([], draw * 1.0, ["constant_folding"])
+    assert any(type(n.op).__name__ == "RandomVariable" for n in f.fgraph.apply_nodes)
+    assert not np.array_equal(f(), f())
+
+
+@pytest.mark.parametrize("build,error", [
+    (lambda zero: T.arange(0, 10, zero), ValueError),
+    (lambda zero: T.reshape(T.constant(np.arange(6.0)), T.stack([zero + 4])), ValueError),
+    (lambda zero: T.constant(np.arange(3.0))[zero + 5], IndexError),
+    (lambda zero: T.alloc(1.0, zero - 3), ValueError),
+])
+def test_a_run_time_error_stays_a_run_time_error(build, error, same_as_py):
+    """Folding evaluates constants at compile time; an error there must not surface early."""
+    zero = T.constant(np.zeros(2, dtype="int64")).sum()  # a constant that scan-free shape checks cannot see
+    x = T.vector("x")
+    out = build(zero)
+    f = _compile([x], out.sum() + x, ["constant_folding"])  # compiling works
+    assert any(r.fired for r in f.rewrite_report())  # the constant arguments did fold
+    with pytest.raises(error):
+        f(np.zeros(1))
+    assert isinstance(same_as_py(f, np.zeros(1)), error)
+
+
+@pytest.mark.parametrize("build", [
+    lambda n: T.alloc(1.5, n),
+    lambda n: T.arange(0, n),
+    lambda n: T.arange(0.0, T.cast(n, "float64"), 1.0),
+    lambda n: T.eye(n // 1000, 1000),
+])
+def test_a_big_result_is_not_computed_at_compile_time(build):
+    """The length is a constant only after folding (a sum of constants): the size check must
+    still see it before computing the array."""
+    n = T.constant(np.array([2_000_000, 0])).sum()
+    x = T.vector("x")
+    out = build(n)
+    assert None in out.type.shape
+    tracemalloc.start()
+    try:
+        f = _compile([x], out.sum() + x, ["constant_folding"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000 * 8 / 4  # a 16 MB array was never allocated
+    assert any(n.op == out.owner.op for n in f.fgraph.apply_nodes)
+    assert any(r.fired for r in f.rewrite_report())  # the length itself did fold

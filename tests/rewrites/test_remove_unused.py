@@ -1,0 +1,278 @@
+"""remove_unused: a Scan drops the non-sequences, sequence taps and outputs it does not need,
+and takes constant non-sequences into its body.
+
+Each test compiles with ``rewrites=["remove_unused"]`` alone, checks the Scan's layout, the
+report, and the numbers against mode "py" (including the "sequence too short" errors).
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import symscan as ss
+import symscan.tensor as T
+from symscan.graph import Constant
+from symscan.graph.traversal import ancestors
+from symscan.tensor.subtensor import Subtensor
+
+RULE = ["remove_unused"]
+
+
+def _fired_detail(scan_rw, f) -> str:
+    (record,) = scan_rw.records(f, "remove_unused")
+    return record.detail
+
+
+# ---------------------------------------------------------------------------- non-sequences
+def test_unused_non_sequences_are_dropped(scan_rw, rng):
+    X, W, U, b, h0 = T.matrix("X"), T.matrix("W"), T.matrix("U"), T.vector("b"), T.vector("h0")
+    out, _ = ss.scan(lambda x, h, W, U, b: T.tanh(T.dot(x, W) + h), sequences=X, outputs_info=h0,
+                     non_sequences=[W, U, b])
+    values = [[rng.normal(size=(n, 3)), rng.normal(size=(3, 3)), rng.normal(size=(2, 2)), rng.normal(size=3),
+               rng.normal(size=3)] for n in (0, 1, 5)]
+    f = scan_rw.check([X, W, U, b, h0], out, RULE, *values)
+    node, args = scan_rw.only_scan(f)
+    assert [n.label for n in args.non_seqs] == ["W"]
+    assert f.fgraph.inputs[2] not in node.inputs and f.fgraph.inputs[3] not in node.inputs
+    detail = _fired_detail(scan_rw, f)
+    assert "dropped unused non-sequence U" in detail and "dropped unused non-sequence b" in detail
+
+
+def test_constant_non_sequences_move_into_the_body(scan_rw, rng):
+    X, h0 = T.matrix("X"), T.vector("h0")
+    W = rng.normal(size=(3, 3))
+    out, _ = ss.scan(lambda x, h, W, s: T.tanh(T.dot(x, W) * s + h), sequences=X, outputs_info=h0,
+                     non_sequences=[T.constant(W), T.constant(0.5)])
+    f = scan_rw.check([X, h0], out, RULE, [rng.normal(size=(4, 3)), rng.normal(size=3)])
+    node, args = scan_rw.only_scan(f)
+    assert args.non_seqs == []
+    inner_constants = [v for v in ancestors(node.op.inner.outputs) if isinstance(v, Constant)]
+    assert any(np.array_equal(c.data, W) for c in inner_constants)
+    assert "moved 2 constant non-sequence(s) into the body" in _fired_detail(scan_rw, f)
+
+
+# ---------------------------------------------------------------------------- sequence taps
+_TAP_USES = {  # which of the taps [-3, -1, 2] fn reads
+    (-3, 2): lambda a, b, c, h: h * 0.5 + a * c,
+    (-1,): lambda a, b, c, h: h * 0.5 + b,
+    (-3,): lambda a, b, c, h: h * a,
+    (2,): lambda a, b, c, h: h - c,
+    (-1, 2): lambda a, b, c, h: h + b * c,
+    (-3, -1): lambda a, b, c, h: h + b * a,
+}
+
+
+@pytest.mark.parametrize("used", list(_TAP_USES))
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_unused_taps_are_dropped_and_the_sequence_re_sliced(scan_rw, rng, used, go_backwards):
+    X, h0 = T.matrix("X"), T.vector("h0")
+    out, _ = ss.scan(_TAP_USES[used], sequences=[dict(input=X, taps=[-3, -1, 2])], outputs_info=h0,
+                     go_backwards=go_backwards)
+    values = [[rng.normal(size=(n, 2)), rng.normal(size=2)] for n in (5, 6, 11)]
+    f = scan_rw.check([X, h0], out, RULE, *values)
+    node, args = scan_rw.only_scan(f)
+    (seq,) = args.sequences
+    assert seq.taps == used and len(seq.inner) == len(used)
+    trimmed = min(min(used), 0) != -3 or max(max(used), 0) != 2
+    assert (seq.outer is f.fgraph.inputs[0]) != trimmed
+    if trimmed:
+        assert isinstance(seq.outer.owner.op, Subtensor) and seq.outer.owner.inputs[0] is f.fgraph.inputs[0]
+    assert "dropped unused taps of sequences[0] 'X'" in _fired_detail(scan_rw, f)
+
+
+@pytest.mark.parametrize("n_steps", [0, 2, -2, 4, -4, 7])
+def test_re_sliced_taps_with_a_symbolic_n_steps_of_either_sign(scan_rw, rng, n_steps):
+    """6 steps need 11 rows with taps [-3, -1, 2]; too many steps are an error either way."""
+    X, h0, n = T.matrix("X"), T.vector("h0"), T.lscalar("n")
+    out, _ = ss.scan(lambda a, b, c, h: h + b * c, sequences=[dict(input=X, taps=[-3, -1, 2])], outputs_info=h0,
+                     n_steps=n)
+    f = scan_rw.check([X, h0, n], out, RULE, [rng.normal(size=(9, 2)), rng.normal(size=2), n_steps])
+    assert scan_rw.only_scan(f)[1].sequences[0].taps == (-1, 2)
+
+
+def test_an_unused_sequence_is_dropped(scan_rw, rng):
+    X, Y, h0 = T.matrix("X"), T.matrix("Y"), T.vector("h0")
+    out, _ = ss.scan(lambda x, y, h: h + x, sequences=[X, Y], outputs_info=h0)
+    values = [[rng.normal(size=(5, 2)), rng.normal(size=(n, 2)), rng.normal(size=2)] for n in (3, 5, 8)]
+    f = scan_rw.check([X, Y, h0], out, RULE, *values)
+    node, args = scan_rw.only_scan(f)
+    assert [s.label for s in args.sequences] == ["sequences[0] 'X'"]
+    assert f(*values[0]).shape == (3, 2)  # n_steps still counts the dropped sequence
+    assert "dropped unused sequences[1] 'Y'" in _fired_detail(scan_rw, f)
+
+
+def test_a_dropped_sequence_keeps_its_too_short_error(scan_rw, rng):
+    """n_steps counted from a sequence the body ignores: a sequence shorter than its taps'
+    span is still an error naming it (not an empty result, not a crash in the loop)."""
+    X, h0 = T.matrix("X"), T.vector("h0")
+    out, _ = ss.scan(lambda a, b, h: h * 2, sequences=[dict(input=X, taps=[-2, 0])], outputs_info=h0)
+    values = [[np.ones((n, 3)), rng.normal(size=3)] for n in (1, 2, 4)]
+    f = scan_rw.check([X, h0], out, RULE, *values)
+    node, args = scan_rw.only_scan(f)
+    assert args.sequences == [] and f.fgraph.inputs[0] not in node.inputs
+    with pytest.raises(ValueError, match="'X' has 1 elements"):
+        f(*values[0])
+
+
+def test_an_unused_sequence_stays_when_only_the_loop_can_check_its_length(scan_rw, rng):
+    v, h0 = T.vector("v"), T.scalar("h0")
+    out, _ = ss.scan(lambda x, h: h * 2, sequences=v, outputs_info=h0, n_steps=6)
+    f = scan_rw.check([v, h0], out, RULE, [np.ones(3), 1.0], [np.ones(6), 1.0], [np.ones(9), 1.0])
+    node, args = scan_rw.only_scan(f)
+    assert len(args.sequences) == 1
+    assert not scan_rw.records(f, "remove_unused")
+    (record,) = scan_rw.records(f, "remove_unused", fired=False)
+    assert "kept unused sequences[0] 'v'" in record.detail
+    with pytest.raises(ValueError, match="'v' has 3 elements but 6 steps"):
+        f(np.ones(3), 1.0)
+
+
+def test_an_unused_sequence_of_static_length_is_dropped(scan_rw, rng):
+    v, h0 = T.tensor("float64", shape=(8,), name="v"), T.scalar("h0")
+    out, _ = ss.scan(lambda x, h: h * 2, sequences=v, outputs_info=h0, n_steps=6)
+    f = scan_rw.check([v, h0], out, RULE, [np.ones(8), 1.0])
+    assert scan_rw.only_scan(f)[1].sequences == []
+
+
+# ---------------------------------------------------------------------------- outputs
+def _three_outputs():
+    X, W, h0 = T.matrix("X"), T.matrix("W"), T.vector("h0")
+
+    def step(x, h, c, W):
+        new = T.tanh(T.dot(x, W) + h)
+        return new, c + 1, new * 2
+
+    (H, C, Y), _ = ss.scan(step, sequences=X, outputs_info=[h0, h0, None], non_sequences=W)
+    return [X, W, h0], H, C, Y
+
+
+def _three_values(rng, n):
+    return [rng.normal(size=(n, 3)), rng.normal(size=(3, 3)), rng.normal(size=3)]
+
+
+def test_unused_nit_sot_and_recurrent_outputs_are_dropped(scan_rw, rng):
+    inputs, H, C, Y = _three_outputs()
+    f = scan_rw.check(inputs, H, RULE, _three_values(rng, 0), _three_values(rng, 5))
+    node, args = scan_rw.only_scan(f)
+    assert args.nit_sot == [] and len(args.sit_sot) == 1 and len(node.outputs) == 1
+    detail = _fired_detail(scan_rw, f)
+    assert "dropped unused output output 2" in detail and "dropped unused output outputs_info[1]" in detail
+
+
+def test_dropping_outputs_drops_what_only_they_read(scan_rw, rng):
+    inputs, H, C, Y = _three_outputs()
+    f = scan_rw.check(inputs, C, RULE, _three_values(rng, 4))
+    node, args = scan_rw.only_scan(f)
+    assert args.sequences == [] and args.non_seqs == [] and len(args.sit_sot) == 1
+    assert f(*_three_values(rng, 4)).shape == (4, 3)
+
+
+def test_an_output_whose_past_another_output_reads_is_kept(scan_rw, rng):
+    X, h0 = T.matrix("X"), T.vector("h0")
+
+    def step(x, h, c):
+        return T.tanh(x + c), c * 0.5 + x  # h reads c's past; nothing reads h's past
+
+    (H, C), _ = ss.scan(step, sequences=X, outputs_info=[h0, h0])
+    f = scan_rw.check([X, h0], H, RULE, [rng.normal(size=(5, 3)), rng.normal(size=3)])
+    node, args = scan_rw.only_scan(f)
+    assert len(args.sit_sot) == 2 and not scan_rw.records(f, "remove_unused")
+
+
+def test_a_mit_sot_read_only_by_its_own_update_is_dropped(scan_rw, rng):
+    X, s0, h0 = T.matrix("X"), T.matrix("s0"), T.vector("h0")
+
+    def step(x, a, b, h):
+        return a + b, h + x
+
+    (F, H), _ = ss.scan(step, sequences=X, outputs_info=[dict(initial=s0, taps=[-2, -1]), h0])
+    f = scan_rw.check([X, s0, h0], H, RULE, [rng.normal(size=(4, 3)), rng.normal(size=(2, 3)), rng.normal(size=3)])
+    node, args = scan_rw.only_scan(f)
+    assert args.mit_sot == [] and len(args.sit_sot) == 1
+    assert f.fgraph.inputs[1] not in node.inputs
+
+
+def test_a_chain_of_unused_outputs_is_dropped_to_the_end(scan_rw, rng):
+    """c reads b's past and b reads a's past; with only d used all three go."""
+    h0 = T.vector("h0")
+
+    def step(a, b, c, d):
+        return a + 1, b + a, c + b, d * 2
+
+    (A, B, C, D), _ = ss.scan(step, outputs_info=[h0, h0, h0, h0], n_steps=4)
+    f = scan_rw.check([h0], D, RULE, [rng.normal(size=2)])
+    assert len(scan_rw.only_scan(f)[1].sit_sot) == 1
+
+
+def test_a_shared_update_that_is_not_applied_is_dropped(scan_rw, rng):
+    X = T.matrix("X")
+    count = ss.shared(np.float64(0), name="count")
+    out, updates = ss.scan(lambda x: (x * 2, {count: count + 1}), sequences=X)
+    values = [rng.normal(size=(3, 2))]
+    kept = scan_rw.check([X], out, RULE, values, updates=updates)
+    assert len(scan_rw.only_scan(kept)[1].shared) == 1
+    dropped = scan_rw.check([X], out, RULE, values)
+    assert scan_rw.only_scan(dropped)[1].shared == []
+
+
+# ---------------------------------------------------------------------------- until
+def test_until_keeps_what_its_condition_reads(scan_rw, rng):
+    X, Y, h0, limit, unused = T.matrix("X"), T.vector("Y"), T.vector("h0"), T.scalar("limit"), T.scalar("unused")
+
+    def step(x, y_prev, y_now, h, limit, unused):  # y's tap -1 and `limit` are read only by the condition
+        return h + x, ss.until(y_prev > limit)
+
+    out, _ = ss.scan(step, sequences=[X, dict(input=Y, taps=[-1, 0])], outputs_info=h0,
+                     non_sequences=[limit, unused])
+    values = [[rng.normal(size=(8, 2)), rng.normal(size=9), rng.normal(size=2), 0.8, 1.0] for _ in range(3)]
+    f = scan_rw.check([X, Y, h0, limit, unused], out, RULE, *values)
+    node, args = scan_rw.only_scan(f)
+    assert [n.label for n in args.non_seqs] == ["limit"]
+    assert [s.taps for s in args.sequences] == [(0,), (-1,)]
+    assert any(len(f(*v)) < 8 for v in values)
+
+
+# ---------------------------------------------------------------------------- nested
+def test_the_inner_loop_of_a_nested_scan_is_cleaned_too(scan_rw, rng):
+    A, W, U, h0 = T.tensor3("A"), T.matrix("W"), T.matrix("U"), T.vector("h0")
+
+    def outer_step(X_t, h, W, U):
+        H, _ = ss.scan(lambda x, hh, W, U: T.tanh(T.dot(x, W) + hh), sequences=X_t, outputs_info=h,
+                       non_sequences=[W, U])
+        return H[-1]
+
+    out, _ = ss.scan(outer_step, sequences=A, outputs_info=h0, non_sequences=[W, U])
+    f = scan_rw.check([A, W, U, h0], out, RULE, [rng.normal(size=(3, 4, 2)), rng.normal(size=(2, 2)),
+                                                  rng.normal(size=(2, 2)), rng.normal(size=2)])
+    node, args = scan_rw.only_scan(f)
+    assert [n.label for n in args.non_seqs] == ["W"]
+    (inner,) = [n for n in node.op.inner.apply_nodes if hasattr(n.op, "info")]
+    from symscan.scan import ScanArgs
+
+    assert [n.label for n in ScanArgs.from_node(inner).non_seqs] == ["W"]
+    assert sorted(r.node.startswith("scan > ") for r in scan_rw.records(f, "remove_unused")) == [False, True]
+
+
+# ---------------------------------------------------------------------------- property
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(taps=st.lists(st.integers(-3, 3), min_size=2, max_size=4, unique=True), data=st.data(),
+       go_backwards=st.booleans(), extra=st.integers(0, 3), seed=st.integers(0, 2 ** 16))
+def test_property_any_subset_of_taps(scan_rw, taps, data, go_backwards, extra, seed):
+    rng = np.random.default_rng(seed)
+    taps = sorted(taps)
+    used = sorted(data.draw(st.sets(st.sampled_from(taps), min_size=1, max_size=len(taps) - 1)))
+    X, h0 = T.matrix("X"), T.vector("h0")
+
+    def step(*args):
+        *elements, h = args
+        total = h * 0.5
+        for tap, e in zip(taps, elements):
+            if tap in used:
+                total = total + e * (tap + 4)
+        return total
+
+    out, _ = ss.scan(step, sequences=[dict(input=X, taps=taps)], outputs_info=h0, go_backwards=go_backwards)
+    span = max(max(taps), 0) - min(min(taps), 0)
+    f = scan_rw.check([X, h0], out, RULE, [rng.normal(size=(span + extra, 2)), rng.normal(size=2)])
+    assert scan_rw.only_scan(f)[1].sequences[0].taps == tuple(used)
