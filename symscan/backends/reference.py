@@ -42,7 +42,7 @@ class ReferenceEvaluator:
                 else:
                     results = node.op.perform(node, args)
             except Exception as err:
-                raise _with_node_context(err, node) from err
+                raise with_node_context(err, node) from err
             if len(results) != len(node.outputs):
                 raise AssertionError(f"{node.op} returned {len(results)} value(s) for a node with "
                                      f"{len(node.outputs)} output(s): a bug in the op")
@@ -93,7 +93,7 @@ def check_value(var: Variable, value, node: Apply) -> None:
                              f"for an output of type {vtype}: a bug in the op")
 
 
-def _with_node_context(err: Exception, node: Apply) -> Exception:
+def with_node_context(err: Exception, node: Apply) -> Exception:
     """The same kind of error, saying which node failed and on what input types."""
     inputs = ", ".join(f"{v!r}: {v.type}" for v in node.inputs)
     context = f"(while evaluating {node.op} on {inputs})"

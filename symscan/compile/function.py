@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 import rewrites as rewriter
+from symscan.backends.fast import FastEvaluator
 from symscan.backends.reference import ReferenceEvaluator
 from symscan.compile.modes import get_mode
 from symscan.graph.basic import Constant, SharedVariable, Variable, describe, set_eval_compiler
@@ -134,7 +135,14 @@ class Function:
     def _make_backend(self):
         if self.mode.backend == "reference":
             return ReferenceEvaluator(self.fgraph)
+        if self.mode.backend == "fast":
+            return FastEvaluator(self.fgraph, name=_identifier(self.name))
         raise NotImplementedError(f"mode {self.mode.name!r} is not available yet; use mode='py' or 'fast'")
+
+    @property
+    def source(self) -> str | None:
+        """The Python source the fast evaluator generated (None for other modes)."""
+        return getattr(self._evaluate, "source", None)
 
     @property
     def profile(self) -> dict | None:
@@ -200,6 +208,11 @@ def _unaliased(results: Sequence, owned: Sequence) -> list[np.ndarray]:
         owned.append(out)
         fresh.append(out)
     return fresh
+
+
+def _identifier(name: str | None) -> str:
+    text = "".join(c if c.isalnum() else "_" for c in (name or "function"))
+    return text if text[:1].isalpha() else f"f_{text}"
 
 
 def function(inputs, outputs=None, updates=None, givens=None, mode=None, rewrites=None,

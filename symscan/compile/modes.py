@@ -26,7 +26,7 @@ class Mode:
 MODES = {
     "py": Mode("py", (), "reference", "reference interpreter, no rewrites"),
     # Until the fast evaluator lands, "fast" rewrites the graph and runs the reference interpreter.
-    "fast": Mode("fast", None, "reference", "every rewrite, then the evaluator"),
+    "fast": Mode("fast", None, "fast", "every rewrite, then generated Python (the fast evaluator)"),
     "onnxruntime": Mode("onnxruntime", None, "onnxruntime", "export to ONNX, run in onnxruntime"),
 }
 DEFAULT_MODE = "fast"

@@ -1,0 +1,51 @@
+"""FastEvaluator: generate the source of a FunctionGraph once, compile it, call it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from symscan.backends.fast import loops, ops
+from symscan.backends.fast.codegen import Codegen
+from symscan.backends.reference import with_node_context
+from symscan.graph.fg import FunctionGraph
+
+
+class FastEvaluator:
+    """Evaluate ``fgraph`` with generated Python (see ``.source``); same interface and results
+    as the reference interpreter."""
+
+    def __init__(self, fgraph: FunctionGraph, name: str = "symscan_function"):
+        self.fgraph = fgraph
+        gen = Codegen()
+        gen.namespace.update(ops.elemwise_namespace())
+        gen.namespace.update(loops.HELPERS)
+        self.shared = fgraph.shared_variables
+        params = [f"in{i}" for i in range(len(fgraph.inputs))] + [f"shared{i}" for i in range(len(self.shared))]
+        names = dict(zip(list(fgraph.inputs) + self.shared, params))
+        results = gen.graph(fgraph, names)
+        self.source = gen.source(name, params, results)
+        self._filename = f"<symscan generated: {name}>"
+        self._line_nodes = gen.line_nodes
+        code = compile(self.source, self._filename, "exec")
+        exec(code, gen.namespace)
+        self._fn = gen.namespace[name]
+        self.profile: dict[str, dict] = gen.namespace.get("_profile", {})
+
+    def __call__(self, inputs: Sequence, shared: dict | None = None) -> list:
+        shared = shared or {}
+        try:
+            return self._fn(*inputs, *[shared[v] for v in self.shared])
+        except Exception as err:
+            node = self._failing_node(err)
+            if node is None:
+                raise
+            raise with_node_context(err, node) from err
+
+    def _failing_node(self, err: Exception):
+        """The node whose generated line raised (the innermost frame of the generated code)."""
+        node, tb = None, err.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == self._filename:
+                node = self._line_nodes.get(tb.tb_lineno, node)
+            tb = tb.tb_next
+        return node

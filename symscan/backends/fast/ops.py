@@ -1,0 +1,109 @@
+"""Emitters for the common tensor ops: Python operators and direct numpy calls."""
+
+from __future__ import annotations
+
+from symscan.backends.fast.codegen import Codegen, emit_perform, emits
+from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
+from symscan.tensor.math import Dot, Reduce
+from symscan.tensor.subtensor import INT, NONE, Subtensor
+
+OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "//", "mod": "%", "pow": "**",
+             "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "neq": "!=", "and_": "&", "or_": "|",
+             "xor": "^"}
+"""Python operators that are exactly the numpy ufunc on arrays and numpy scalars."""
+
+UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "true_div": "true_divide", "pow": "power",
+          "maximum": "maximum", "minimum": "minimum", "neg": "negative", "exp": "exp", "log": "log",
+          "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan",
+          "tanh": "tanh", "abs": "absolute", "sign": "sign", "floor": "floor", "ceil": "ceil",
+          "floor_div": "floor_divide", "mod": "mod"}
+"""Elemwise names that are numpy ufuncs (they take ``out=``)."""
+
+
+def ufunc_call(node, ins: list[str], out: str | None = None) -> str | None:
+    name = UFUNCS.get(node.op.name)
+    if name is None:
+        return None
+    extra = f", out={out}" if out else ""
+    return f"np.{name}({', '.join(ins)}{extra})"
+
+
+@emits(Elemwise)
+def emit_elemwise(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    name, out = node.op.name, outs[0]
+    position = node.tag.get("inplace")
+    if position is not None and node.outputs[0].ndim > 0 and name in UFUNCS:
+        # overwrite the input only when broadcasting leaves its shape unchanged
+        target = ins[position]
+        same = " and ".join(f"{target}.shape == {other}.shape" for i, other in enumerate(ins)
+                            if i != position and node.inputs[i].ndim > 0) or "True"
+        plain = _plain(node, ins)
+        gen.line(f"{out} = {ufunc_call(node, ins, target)} if {same} else {plain}")
+        return
+    gen.line(f"{out} = {_plain(node, ins)}")
+
+
+def _plain(node, ins: list[str]) -> str:
+    name = node.op.name
+    if name in OPERATORS:
+        return f"({ins[0]} {OPERATORS[name]} {ins[1]})"
+    if name == "neg":
+        return f"(-{ins[0]})"
+    if name == "invert":
+        return f"(~{ins[0]})"
+    call = ufunc_call(node, ins)
+    if call is not None:
+        return call
+    return f"{_function(name)}({', '.join(ins)})"
+
+
+
+def _function(name: str) -> str:
+    """The global name under which ELEMWISE_FUNCTIONS[name] is reachable (see evaluator)."""
+    return f"_elemwise_{name}"
+
+
+@emits(Cast)
+def emit_cast(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    gen.line(f"{outs[0]} = {ins[0]}.astype({node.op.dtype!r})")
+
+
+@emits(Dot)
+def emit_dot(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    a, b = node.inputs
+    if a.ndim <= 2 and b.ndim <= 2:
+        gen.line(f"{outs[0]} = np.dot({ins[0]}, {ins[1]})")
+    else:
+        emit_perform(gen, node, ins, outs)
+
+
+@emits(Reduce)
+def emit_reduce(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    fn = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "mean": "mean", "all": "all",
+          "any": "any"}[node.op.kind]
+    gen.line(f"{outs[0]} = np.{fn}({ins[0]}, axis={node.op.axis!r}, keepdims={node.op.keepdims!r})")
+
+
+@emits(Subtensor)
+def emit_subtensor(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    x, values = ins[0], iter(ins[1:])
+    parts = []
+    for entry in node.op.spec:
+        if entry == INT:
+            parts.append(next(values))
+        elif entry == NONE:
+            parts.append("None")
+        elif entry[0] == "slice":
+            bounds = [next(values) if present else "" for present in entry[1:]]
+            parts.append(":".join(bounds) if entry[3] else ":".join(bounds[:2]))
+        elif entry[0] == "ellipsis":
+            parts.append("...")
+        else:
+            parts.append(f"np.asarray({next(values)})")
+    index = ", ".join(parts) + ("," if len(parts) == 1 else "")
+    gen.line(f"{outs[0]} = {x}[{index}]")
+
+
+def elemwise_namespace() -> dict[str, object]:
+    """Globals for the elementwise functions that are not plain operators or ufuncs."""
+    return {_function(name): fn for name, (_, fn) in ELEMWISE_FUNCTIONS.items()}
