@@ -19,8 +19,15 @@ from symscan.tensor.subtensor import Subtensor
 
 
 def _is_scalar_constant(var: Variable, value) -> bool:
-    return (isinstance(var, Constant) and all(n == 1 for n in var.data.shape)
-            and bool(np.all(var.data == value)))
+    """``var`` is a constant holding only ``value``; a float zero must also have the sign of
+    ``value`` (x + (-0.0) is x for every x, but -0.0 + 0.0 is +0.0, so x + 0.0 is not x)."""
+    if not (isinstance(var, Constant) and all(n == 1 for n in var.data.shape)):
+        return False
+    data = var.data
+    if not np.all(data == value):
+        return False
+    return not (value == 0 and data.dtype.kind in "fc"
+                and bool(np.any(np.signbit(np.real(data)) != np.signbit(np.float64(value)))))
 
 
 def _same_kind(old: Variable, new: Variable) -> bool:
@@ -64,7 +71,7 @@ def _full_slice(node):
 
 
 RULES: list[tuple[Callable, Callable]] = [
-    (lambda op: op == Elemwise("add"), _neutral(0, (0, 1))),
+    (lambda op: op == Elemwise("add"), _neutral(-0.0, (0, 1))),  # ints: -0.0 == 0 too
     (lambda op: op == Elemwise("mul"), _neutral(1, (0, 1))),
     (lambda op: op == Elemwise("sub"), _neutral(0, (1,))),
     (lambda op: op == Elemwise("true_div"), _neutral(1, (1,))),

@@ -1,4 +1,7 @@
-"""The reference interpreter: toposort then perform, with error context and output checks."""
+"""The reference interpreter: toposort then perform, with error context and output checks.
+
+Where the behaviour is not the interpreter's own (its output-type check, its order of
+evaluation), the fast evaluator (mode "fast") is checked to behave the same way."""
 
 from dataclasses import dataclass, field
 
@@ -7,6 +10,7 @@ import pytest
 
 import symscan as ss
 import symscan.tensor as T
+from symscan.backends.fast.evaluator import FastEvaluator
 from symscan.backends.reference import ReferenceEvaluator, check_value
 from symscan.graph import Apply, FunctionGraph, Op, TensorType
 
@@ -106,13 +110,14 @@ def test_evaluates_in_topological_order():
     np.testing.assert_array_equal(result[0], (av + 1) + (av + 1) + 1)
 
 
-def test_evaluates_constants_shared_and_inputs_as_outputs():
+@pytest.mark.parametrize("evaluator", [ReferenceEvaluator, FastEvaluator], ids=["reference", "fast"])
+def test_evaluates_constants_shared_and_inputs_as_outputs(evaluator):
     x = T.vector("x")
     s = ss.shared(np.array([2.0, 3.0]), name="s")
     k = T.constant(np.array([10.0, 20.0]))
     fg = FunctionGraph([x], [x, k, x * s + k], clone=False)
     xv = np.array([1.0, 1.0])
-    out = ReferenceEvaluator(fg)([xv], {s: s.get_value()})
+    out = evaluator(fg)([xv], {s: s.get_value()})
     np.testing.assert_array_equal(out[0], xv)
     np.testing.assert_array_equal(out[1], [10.0, 20.0])
     np.testing.assert_array_equal(out[2], [12.0, 23.0])
@@ -143,9 +148,9 @@ def test_runtime_numpy_error_names_the_elemwise_op(mode):
         f(np.ones(2), np.ones(3))
 
 
-def test_runtime_error_with_an_unusual_constructor_keeps_its_type():
+def test_runtime_error_with_an_unusual_constructor_keeps_its_type(mode):
     x = T.vector("x")
-    f = ss.function([x], RaisesOdd()(x), mode="py")
+    f = ss.function([x], RaisesOdd()(x), mode=mode)
     with pytest.raises(OddError) as info:
         f(np.ones(2))
     text = str(info.value) + " ".join(getattr(info.value, "__notes__", []))
@@ -170,6 +175,7 @@ def test_output_type_check_accepts_correct_values():
     x = T.vector("x")
     ok = Buggy(TensorType("float64", (None,)))
     np.testing.assert_array_equal(ss.function([x], ok(x), mode="py")(np.ones(3)), np.zeros(3))
+    np.testing.assert_array_equal(ss.function([x], ok(x), mode="fast")(np.ones(3)), np.zeros(3))
     node = ok.make_node(x)
     check_value(node.outputs[0], np.zeros(5), node)
     check_value(node.outputs[0], np.zeros(0), node)
@@ -195,3 +201,8 @@ def test_interpreter_matches_numpy_on_a_mixed_graph(rng):
     np.testing.assert_allclose(got[0], hv.sum(axis=1))
     np.testing.assert_allclose(got[1], np.maximum(hv, 0.0).mean())
     assert got[2] == (hv > 0).sum()
+    # the fast evaluator on the same (unrewritten) graph: exactly the same values and types
+    fast = FastEvaluator(fg)([xv, wv])
+    for f, g in zip(fast, got):
+        assert type(f) is type(g) and np.shape(f) == np.shape(g) and np.asarray(f).dtype == np.asarray(g).dtype
+        np.testing.assert_array_equal(f, g)

@@ -13,6 +13,8 @@ import symscan.tensor
 import symscan.tensor.nnet
 from symscan.compat.theano import tensor as T_from
 
+import both_modes
+
 # (name in the Theano namespace, the symscan object it must be)
 THEANO_NAMES = [
     ("scan", ss.scan),
@@ -110,16 +112,16 @@ def test_floatX_sets_the_dtype_of_random_draws(floatX):
     trng = T.shared_randomstreams.RandomStreams(3)
     normal, uniform = trng.normal(size=(3,)), trng.uniform(size=(2, 2))
     assert normal.dtype == floatX and uniform.dtype == floatX
-    out = theano.function([], [normal, uniform])()
+    out = both_modes.run([], [normal, uniform])  # theano.function is ss.function; "fast" draws what "py" draws
     assert [o.dtype for o in out] == [np.dtype(floatX)] * 2
     assert trng.binomial(size=(2,), n=1, p=0.5, dtype=theano.config.floatX).dtype == floatX
 
 
-def test_floatX_flows_through_scan_and_function(floatX):
+def test_floatX_flows_through_scan_and_function(floatX, mode):
     x0 = T.vector("x0")
     doubled, _ = theano.scan(lambda prev: prev * 2, outputs_info=x0, n_steps=3)
     assert doubled.dtype == floatX
-    out = theano.function([x0], doubled)(np.array([1.0, -0.5], dtype=floatX))
+    out = theano.function([x0], doubled, mode=mode)(np.array([1.0, -0.5], dtype=floatX))
     assert out.dtype == np.dtype(floatX)
     np.testing.assert_array_equal(out, [[2.0, -1.0], [4.0, -2.0], [8.0, -4.0]])
 

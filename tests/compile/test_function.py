@@ -1,4 +1,7 @@
-"""function(): outputs, updates, givens, input checks, modes, aliasing; shared(); Variable.eval."""
+"""function(): outputs, updates, givens, input checks, modes, aliasing; shared(); Variable.eval.
+
+Tests that take the ``mode`` fixture run in mode "py" and in mode "fast"; ``both_modes`` runs a
+graph in both and requires the same results (tests/support/both_modes.py)."""
 
 from dataclasses import dataclass
 
@@ -9,6 +12,8 @@ import symscan as ss
 import symscan.tensor as T
 from symscan.compile import MODES, get_mode
 from symscan.graph import Apply, Op
+
+import both_modes
 
 
 @dataclass(frozen=True)
@@ -270,23 +275,23 @@ def test_givens_do_not_change_the_user_graph():
     out = x * 2.0
     ss.function([y], out, givens={x: y})
     assert out.owner.inputs[0] is x
-    f = ss.function([x], out, mode="py")
+    f = both_modes.function([x], out)
     np.testing.assert_array_equal(f(np.array([1.0])), [2.0])
 
 
 # ---------------------------------------------------------------------------- input checks
-def test_wrong_number_of_inputs_is_a_type_error_naming_them():
+def test_wrong_number_of_inputs_is_a_type_error_naming_them(mode):
     x, y = T.vector("x"), T.vector("y")
-    f = ss.function([x, y], x + y, name="adder")
+    f = ss.function([x, y], x + y, name="adder", mode=mode)
     with pytest.raises(TypeError, match=r"'adder' takes 2 input.*'x', 'y'.*got 1"):
         f(np.ones(2))
     with pytest.raises(TypeError, match="got 3"):
         f(np.ones(2), np.ones(2), np.ones(2))
 
 
-def test_lossy_dtype_is_a_type_error_naming_the_input():
+def test_lossy_dtype_is_a_type_error_naming_the_input(mode):
     x, y = T.vector("x"), T.ivector("counts")
-    f = ss.function([x, y], x * y)
+    f = ss.function([x, y], x * y, mode=mode)
     with pytest.raises(TypeError, match=r"input 1 \('counts'\).*int32.*int64"):
         f(np.ones(2), np.ones(2, dtype="int64"))
     with pytest.raises(TypeError, match=r"input 1 \('counts'\)"):
@@ -295,16 +300,16 @@ def test_lossy_dtype_is_a_type_error_naming_the_input():
         f(np.ones(2, dtype="complex64"), np.ones(2, dtype="int32"))
 
 
-def test_wrong_ndim_is_a_value_error_naming_the_input():
+def test_wrong_ndim_is_a_value_error_naming_the_input(mode):
     x = T.matrix("weights")
-    f = ss.function([x], x.sum())
+    f = ss.function([x], x.sum(), mode=mode)
     with pytest.raises(ValueError, match=r"'weights'.*2 dimension"):
         f(np.ones(3))
 
 
-def test_static_shape_mismatch_is_a_value_error():
+def test_static_shape_mismatch_is_a_value_error(mode):
     x = T.tensor("float64", (None, 3), name="rows")
-    f = ss.function([x], x.sum())
+    f = ss.function([x], x.sum(), mode=mode)
     assert f(np.ones((2, 3))) == 6.0
     with pytest.raises(ValueError, match=r"'rows'.*length 3 on axis 1"):
         f(np.ones((2, 4)))
@@ -379,6 +384,7 @@ def test_modes_agree(rng):
         got = ss.function([x, w], out, mode=mode)(xv, wv)
         for g, e in zip(got, expected):
             np.testing.assert_allclose(g, e, rtol=1e-12)
+    both_modes.run([x, w], out, xv, wv)  # and "fast" gives exactly what "py" gives
 
 
 def test_default_mode_is_fast():
@@ -487,21 +493,28 @@ def test_eval_with_givens_dict():
     xv = np.array([1.0, 2.0])
     np.testing.assert_allclose(out.eval({x: xv, y: 3.0}), xv * 3.0 + 1.0)
     np.testing.assert_allclose(out.eval({y: 2.0, x: xv}), xv * 2.0 + 1.0)
+    np.testing.assert_allclose(both_modes.evaluate(out, {x: xv, y: 3.0}), xv * 3.0 + 1.0)
+    np.testing.assert_allclose(both_modes.evaluate(out, {y: 2.0, x: xv}), xv * 2.0 + 1.0)
 
 
 def test_eval_without_inputs_reads_shared_values():
     s = ss.shared(np.array([1.0, 2.0]), name="s")
     out = (s * 2.0).sum()
     assert out.eval() == 6.0
+    assert both_modes.evaluate(out) == 6.0
     s.set_value(np.array([5.0, 5.0]))
     assert out.eval() == 20.0
+    assert both_modes.evaluate(out) == 20.0
 
 
 def test_eval_of_a_constant_and_missing_inputs():
     assert T.constant(3.0).eval() == 3.0
+    assert both_modes.evaluate(T.constant(3.0)) == 3.0
     x = T.vector("x")
     with pytest.raises(ss.MissingInputError, match="'x'"):
         (x + 1.0).eval()
+    with pytest.raises(ss.MissingInputError, match="'x'"):
+        both_modes.evaluate(x + 1.0)
 
 
 # ---------------------------------------------------------------------------- shared()

@@ -1,4 +1,5 @@
-"""scan(profile=True): per-scan calls and seconds in the compiled function's ``profile``."""
+"""scan(profile=True): per-scan calls and seconds in the compiled function's ``profile``, in
+mode "py" and mode "fast" (the ``mode`` fixture)."""
 
 import numpy as np
 
@@ -32,49 +33,49 @@ def test_without_profile_there_is_no_profile(mode):
     assert ss.function([x], x * 2.0, mode=mode).profile is None
 
 
-def test_only_profiled_scans_are_recorded():
+def test_only_profiled_scans_are_recorded(mode):
     x = T.vector("x")
     f = ss.function([x], [running_sum(x, profile=True, name="timed"), running_sum(x * 2.0, name="untimed")],
-                    mode="py")
+                    mode=mode)
     f(np.arange(3.0))
     assert set(f.profile) == {"timed"} and f.profile["timed"]["calls"] == 1
 
 
-def test_each_function_has_its_own_profile():
+def test_each_function_has_its_own_profile(mode):
     x = T.vector("x")
     out = running_sum(x, profile=True, name="s")
-    f, g = ss.function([x], out, mode="py"), ss.function([x], out, mode="py")
+    f, g = ss.function([x], out, mode=mode), ss.function([x], out, mode=mode)
     f(np.arange(3.0))
     f(np.arange(3.0))
     g(np.arange(3.0))
     assert f.profile["s"]["calls"] == 2 and g.profile["s"]["calls"] == 1
 
 
-def test_two_profiled_scans_with_one_name_get_two_records():
+def test_two_profiled_scans_with_one_name_get_two_records(mode):
     x = T.vector("x")
     f = ss.function([x], [running_sum(x, profile=True, name="s"), running_sum(x * 2.0, profile=True, name="s")],
-                    mode="py")
+                    mode=mode)
     f(np.arange(3.0))
     assert len(f.profile) == 2 and "s" in f.profile
     assert [record["calls"] for record in f.profile.values()] == [1, 1]
 
 
-def test_unnamed_profiled_scans_get_a_record_each():
+def test_unnamed_profiled_scans_get_a_record_each(mode):
     x = T.vector("x")
-    f = ss.function([x], [running_sum(x, profile=True), running_sum(x * 2.0, profile=True)], mode="py")
+    f = ss.function([x], [running_sum(x, profile=True), running_sum(x * 2.0, profile=True)], mode=mode)
     f(np.arange(3.0))
     assert len(f.profile) == 2
     assert [record["calls"] for record in f.profile.values()] == [1, 1]
 
 
-def test_nested_profiled_scan_counts_each_inner_run():
+def test_nested_profiled_scan_counts_each_inner_run(mode):
     m = T.matrix("m")
 
     def row(r):
         return running_sum(r, profile=True, name="inner")[-1]
 
     out, _ = ss.scan(row, sequences=m, profile=True, name="outer")
-    f = ss.function([m], out, mode="py")
+    f = ss.function([m], out, mode=mode)
     np.testing.assert_array_equal(f(np.arange(6.0).reshape(3, 2)), [1.0, 5.0, 9.0])
     assert f.profile["outer"]["calls"] == 1
     assert f.profile["inner"]["calls"] == 3

@@ -11,6 +11,8 @@ import symscan.tensor as T
 from symscan.graph import Apply, Constant, Op, SharedVariable, TensorType, Variable, describe
 from symscan.tensor.elemwise import Cast, Elemwise
 
+import both_modes
+
 
 @dataclass(frozen=True)
 class Scale(Op):
@@ -212,3 +214,4 @@ def test_describe_names_variables():
 def test_variable_eval_needs_no_compile_import_when_symscan_is_imported():
     x = T.vector("x")
     np.testing.assert_allclose((x * 2).eval({x: np.array([1.0, 2.0])}), [2.0, 4.0])
+    np.testing.assert_allclose(both_modes.evaluate(x * 2, {x: np.array([1.0, 2.0])}), [2.0, 4.0])

@@ -40,16 +40,17 @@ def _identities():
         "x * 1": ([x], x * 1, x),
         "1 * x": ([x], 1 * x, x),
         "x * 1.0": ([x], x * 1.0, x),
-        "x + 0": ([x], x + 0, x),
-        "0.0 + x": ([x], 0.0 + x, x),
+        "x + (-0.0)": ([x], x + (-0.0), x),
+        "-0.0 + x": ([x], -0.0 + x, x),
+        "int x + 0": ([ix], ix + 0, ix),
         "x - 0": ([x], x - 0, x),
         "x / 1": ([x], x / 1, x),
         "x ** 1": ([x], x ** 1, x),
         "int x ** 1": ([ix], ix ** 1, ix),
         "int x * int8 1": ([ix], ix * np.int8(1), ix),
-        "x + [0.0]": ([x], x + np.zeros(1), x),  # a length-1 constant broadcasts to x's length
+        "x + [-0.0]": ([x], x + np.array([-0.0]), x),  # a length-1 constant broadcasts to x's length
         "m * [[1.0]]": ([m], m * np.ones((1, 1)), m),
-        "m + [0.0]": ([m], m + np.zeros(1), m),
+        "m + [-0.0]": ([m], m + np.array([-0.0]), m),
         "neg(neg(x))": ([x], T.neg(T.neg(x)), x),
         "double transpose": ([m], m.T.T, m),
         "dimshuffle round trip": ([m], m.dimshuffle(1, 0).dimshuffle(1, 0), m),
@@ -57,7 +58,7 @@ def _identities():
         "useless cast": ([x], Cast("float64")(x), x),
         "x[:]": ([x], x[:], x),
         "m[:, :]": ([m], m[:, :], m),
-        "chain": ([x], ((x * 1.0) + 0.0) / 1.0 - 0.0, x),
+        "chain": ([x], ((x * 1.0) + -0.0) / 1.0 - 0.0, x),
     }
 
 
@@ -95,7 +96,7 @@ def test_composed_dimshuffles_become_one(same_as_py, rng):
 
 def test_rewrites_apply_deep_in_a_graph(same_as_py, rng):
     x, y = T.vector("x"), T.vector("y")
-    out = T.exp(T.neg(T.neg(x * 1.0))) + (y + 0.0)[:] * 2.0
+    out = T.exp(T.neg(T.neg(x * 1.0))) + (y + -0.0)[:] * 2.0
     py = ss.function([x, y], out, mode="py")
     f = _compile([x, y], out)
     assert len(py.fgraph.apply_nodes) == 8
@@ -109,6 +110,9 @@ def _non_identities():
     return {
         "int x * 1.0 (float result)": ([ix], ix * 1.0),
         "int x + 0.0": ([ix], ix + 0.0),
+        "x + 0.0 (-0.0 + 0.0 is +0.0)": ([x], x + 0.0),
+        "0.0 + x": ([x], 0.0 + x),
+        "x - (-0.0) (-0.0 - -0.0 is +0.0)": ([x], x - (-0.0)),
         "int x / 1 (true division)": ([ix], ix / 1),
         "float32 x * float64 1": ([x32], x32 * np.float64(1.0)),
         "float32 x + float64 zeros": ([x32], x32 + np.zeros(1)),

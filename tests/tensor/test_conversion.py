@@ -1,5 +1,7 @@
 """Making tensors: constants and their dtypes, constructors, config.floatX, and the Python
-operators and methods of symbolic variables."""
+operators and methods of symbolic variables.
+
+Graphs run in mode "py" and mode "fast", which must agree exactly (tests/support/both_modes.py)."""
 
 import operator
 
@@ -10,10 +12,13 @@ import symscan as ss
 import symscan.tensor as T
 from symscan.graph.basic import Constant
 
+import both_modes
+
 
 def evaluate(inputs, output, *values):
+    """The reference result; mode "fast" gives exactly the same."""
     with np.errstate(all="ignore"):
-        return np.asarray(ss.function(inputs, output, mode="py")(*values))
+        return np.asarray(both_modes.run(inputs, output, *values))
 
 
 def assert_same(actual, expected):
@@ -49,6 +54,7 @@ def test_constants_follow_numpy_dtype_rules(value, convert):
     assert c.ndim == expected.ndim
     assert_same(c.data, expected)
     assert_same(c.eval(), expected)
+    assert_same(both_modes.evaluate(c), expected)
 
 
 def test_python_number_dtypes_from_the_contract():
@@ -193,7 +199,7 @@ def test_tensor_constructor():
     assert T.tensor(np.float32, [None]).dtype == "float32"
     assert T.tensor("bool", (1,)).dtype == "bool"
     # values must match the static lengths
-    f = ss.function([x], x + 1, mode="py")
+    f = both_modes.function([x], x + 1)  # the static-length check is the same in both modes
     assert_same(f(np.zeros((4, 3), dtype="int16")), np.ones((4, 3), dtype="int16"))
     with pytest.raises(ValueError):
         f(np.zeros((4, 2), dtype="int16"))
@@ -342,9 +348,12 @@ def test_equality_stays_identity():
 def test_operators_on_constants_and_shared_variables():
     c = T.constant(np.array([1.0, 2.0]))
     assert_same((c * 3 + 1).eval(), np.array([4.0, 7.0]))
+    assert_same(both_modes.evaluate(c * 3 + 1), np.array([4.0, 7.0]))
     s = ss.shared(np.array([1, 2], dtype="int32"), name="s")
     assert_same((s + 1).eval(), np.array([2, 3], dtype="int32"))
+    assert_same(both_modes.evaluate(s + 1), np.array([2, 3], dtype="int32"))
     assert_same((-s).eval(), np.array([-1, -2], dtype="int32"))
+    assert_same(both_modes.evaluate(-s), np.array([-1, -2], dtype="int32"))
 
 
 # ---------------------------------------------------------------------------- methods
@@ -372,7 +381,7 @@ def test_reshape_method():
         assert_same(evaluate([x], out, A_VAL), A_VAL.reshape(shape))
     n = T.lscalar("n")
     out = x.reshape((n, -1))
-    assert_same(ss.function([x, n], out, mode="py")(A_VAL, 3), A_VAL.reshape(3, -1))
+    assert_same(both_modes.run([x, n], out, A_VAL, 3), A_VAL.reshape(3, -1))
 
 
 def test_dimshuffle_method():
@@ -433,6 +442,13 @@ def test_eval():
     assert_same((T.constant(2.0) * 3).eval(), np.asarray(6.0))
     with pytest.raises(Exception, match="x"):
         out.eval({y: 1.0})  # x is missing
+    # the same graphs in modes "py" and "fast"
+    assert_same(both_modes.evaluate(out, {x: value, y: 2.0}), value * 2.0 + 1)
+    assert_same(both_modes.evaluate(out, {y: 0.5, x: value}), value * 0.5 + 1)
+    assert_same(both_modes.evaluate(T.constant(np.arange(3)).sum()), np.asarray(np.arange(3).sum()))
+    assert_same(both_modes.evaluate(T.constant(2.0) * 3), np.asarray(6.0))
+    with pytest.raises(Exception, match="x"):
+        both_modes.evaluate(out, {y: 1.0})  # x is missing
 
 
 # ---------------------------------------------------------------------------- no truth value, no iteration

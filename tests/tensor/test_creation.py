@@ -1,5 +1,8 @@
 """Creation ops (zeros, ones, *_like, alloc, fill, arange, eye) and T.nnet (sigmoid, softmax)
-against numpy: values, dtypes, static shapes and errors."""
+against numpy: values, dtypes, static shapes and errors.
+
+``run`` evaluates in mode "py" and mode "fast" and requires the same results (see
+tests/support/both_modes.py); tests that take the ``mode`` fixture run each mode on its own."""
 
 import warnings
 
@@ -9,8 +12,13 @@ import pytest
 import symscan as ss
 import symscan.tensor as T
 
+import both_modes
 
-def run(inputs, outputs, *values, mode="py"):
+
+def run(inputs, outputs, *values, mode=None):
+    """The result in ``mode``; without one, in modes "py" and "fast" (checked to agree)."""
+    if mode is None:
+        return both_modes.run(inputs, outputs, *values)
     return ss.function(inputs, outputs, mode=mode)(*values)
 
 
@@ -86,8 +94,8 @@ def test_zeros_ones_errors():
         T.ones((2,), dtype="not a dtype")
 
 
-def test_zeros_result_is_fresh_and_writable():
-    f = ss.function([], T.zeros((3,)), mode="py")
+def test_zeros_result_is_fresh_and_writable(mode):
+    f = ss.function([], T.zeros((3,)), mode=mode)
     first = f()
     first[0] = 5
     np.testing.assert_array_equal(f(), np.zeros(3))
@@ -165,7 +173,7 @@ def test_alloc_symbolic_value_and_lengths(rng, mode):
     xv = rng.normal(size=(2, 3))
     out = T.alloc(v, x.shape[0], x.shape[1])
     np.testing.assert_array_equal(run([v, x], out, vv, xv, mode=mode), np.broadcast_to(vv, (2, 3)))
-    f = ss.function([v, n], T.alloc(v, n, 3), mode="py")
+    f = ss.function([v, n], T.alloc(v, n, 3), mode=mode)
     with pytest.raises(ValueError):
         f(rng.normal(size=4), 2)  # 4 cannot broadcast to 3
 
@@ -291,7 +299,7 @@ def test_arange_static_length_from_static_shape():
     assert T.arange(x.shape[1]).type.shape == (None,)
 
 
-def test_arange_errors():
+def test_arange_errors(mode):
     with pytest.raises(ValueError):
         T.arange(0, 5, 0)
     with pytest.raises(TypeError):
@@ -299,7 +307,7 @@ def test_arange_errors():
     with pytest.raises(TypeError):
         T.arange(0, T.lvector("v"))
     step = T.lscalar("step")
-    f = ss.function([step], T.arange(0, 5, step), mode="py")
+    f = ss.function([step], T.arange(0, 5, step), mode=mode)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="step"):

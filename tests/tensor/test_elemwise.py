@@ -1,7 +1,8 @@
 """Elementwise ops checked against numpy: values, dtypes, static shapes, broadcasting, errors.
 
 Every expectation is computed with numpy in the test; graphs run in the reference
-interpreter (``mode="py"``).
+interpreter (``mode="py"``) and in mode "fast", which must give exactly the same results
+(see tests/support/both_modes.py).
 """
 
 import builtins
@@ -16,6 +17,8 @@ from hypothesis import strategies as st
 
 import symscan as ss
 import symscan.tensor as T
+
+import both_modes
 
 DTYPES = ["bool", "int8", "int32", "int64", "uint8", "float32", "float64"]
 FLOAT_DTYPES = ["float32", "float64"]
@@ -45,9 +48,10 @@ UNARY = {
 
 # ---------------------------------------------------------------------------- helpers
 def evaluate(inputs, output, *values):
-    """Run ``output`` in the reference interpreter (numpy warnings silenced, as for the oracle)."""
+    """Run ``output`` in the reference interpreter and in mode "fast" (numpy warnings silenced, as
+    for the oracle); the modes agree exactly; returns the reference result."""
     with np.errstate(all="ignore"):
-        return np.asarray(ss.function(inputs, output, mode="py")(*values))
+        return np.asarray(both_modes.run(inputs, output, *values))
 
 
 def reference(fn, *values):
@@ -309,9 +313,9 @@ def test_sigmoid_and_softplus_are_stable_at_extremes():
     values = np.array([-1e4, -1000.0, -50.0, -1e-8, 0.0, 1e-8, 50.0, 1000.0, 1e4])
     x = T.dvector("x")
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no overflow in exp, no 0/0
-        sig = ss.function([x], T.sigmoid(x), mode="py")(values)
-        soft = ss.function([x], T.softplus(x), mode="py")(values)
+        warnings.simplefilter("error")  # no overflow in exp, no 0/0, in either mode
+        sig = both_modes.run([x], T.sigmoid(x), values)
+        soft = both_modes.run([x], T.softplus(x), values)
     np.testing.assert_allclose(sig, stable_sigmoid(values), rtol=1e-15, atol=0)
     np.testing.assert_allclose(soft, stable_softplus(values), rtol=1e-15, atol=0)
     assert sig[0] == 0.0 and sig[-1] == 1.0 and sig[4] == 0.5
@@ -332,7 +336,7 @@ def test_sigmoid_float32_extremes():
     x = T.fvector("x")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = ss.function([x], T.sigmoid(x), mode="py")(values)
+        got = both_modes.run([x], T.sigmoid(x), values)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, stable_sigmoid(values), rtol=2e-7, atol=1e-44)
 
@@ -437,6 +441,7 @@ def test_cast_of_python_value():
     out = T.cast(3, "int8")
     assert out.dtype == "int8"
     assert_same(np.asarray(out.eval()), np.asarray(3).astype("int8"))
+    assert_same(np.asarray(both_modes.evaluate(out)), np.asarray(3).astype("int8"))
 
 
 @HYP
@@ -528,7 +533,7 @@ def test_incompatible_constant_operand():
 
 def test_runtime_broadcast_error_for_unknown_lengths():
     a, b = T.dvector("a"), T.dvector("b")
-    f = ss.function([a, b], a + b, mode="py")
+    f = both_modes.function([a, b], a + b)  # a ValueError in both modes
     with pytest.raises(ValueError):
         f(np.ones(2), np.ones(3))
 
@@ -650,6 +655,7 @@ def test_only_python_scalars():
         expected = np.asarray(fn_numpy(fn)(np.asarray(a), np.asarray(b)))
         assert out.dtype == expected.dtype.name
         assert_same(np.asarray(out.eval()), expected)
+        assert_same(np.asarray(both_modes.evaluate(out)), expected)
 
 
 def fn_numpy(fn):

@@ -1,5 +1,7 @@
 """Products and reductions checked against numpy: dot, matmul, outer, sum/prod/max/min/mean/all/any,
-argmax/argmin, cumsum/cumprod (values, dtypes, static shapes and build-time errors)."""
+argmax/argmin, cumsum/cumprod (values, dtypes, static shapes and build-time errors).
+
+Graphs run in mode "py" and mode "fast", which must agree exactly (tests/support/both_modes.py)."""
 
 import hypothesis.extra.numpy as hnp
 import numpy as np
@@ -9,6 +11,8 @@ from hypothesis import strategies as st
 
 import symscan as ss
 import symscan.tensor as T
+
+import both_modes
 
 DTYPES = ["bool", "int8", "int32", "int64", "uint8", "float32", "float64"]
 HYP = settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -21,8 +25,9 @@ CUMULATIVE = {"cumsum": (T.cumsum, np.cumsum), "cumprod": (T.cumprod, np.cumprod
 
 # ---------------------------------------------------------------------------- helpers
 def evaluate(inputs, output, *values):
+    """The reference result; mode "fast" gives exactly the same."""
     with np.errstate(all="ignore"):
-        return np.asarray(ss.function(inputs, output, mode="py")(*values))
+        return np.asarray(both_modes.run(inputs, output, *values))
 
 
 def assert_matches(actual, expected):
@@ -154,7 +159,7 @@ def test_dot_static_length_mismatch(sa, sb):
 
 def test_dot_runtime_mismatch_with_unknown_lengths():
     a, b = T.dmatrix("a"), T.dvector("b")
-    f = ss.function([a, b], T.dot(a, b), mode="py")
+    f = both_modes.function([a, b], T.dot(a, b))  # a ValueError in both modes
     with pytest.raises(ValueError):
         f(np.ones((2, 3)), np.ones(4))
 
@@ -312,6 +317,8 @@ def test_reduction_on_python_and_numpy_values():
     value = np.arange(6, dtype="int16").reshape(2, 3)
     assert_matches(np.asarray(T.sum(value, axis=1).eval()), value.sum(axis=1))
     assert_matches(np.asarray(T.max([[1.0, 5.0], [7.0, 2.0]], axis=0).eval()), np.array([7.0, 5.0]))
+    assert_matches(np.asarray(both_modes.evaluate(T.sum(value, axis=1))), value.sum(axis=1))
+    assert_matches(np.asarray(both_modes.evaluate(T.max([[1.0, 5.0], [7.0, 2.0]], axis=0))), np.array([7.0, 5.0]))
 
 
 def test_mean_of_integers_is_float64_and_exact():

@@ -3,7 +3,11 @@ the default update that function() applies, and draws inside scan (updates of th
 
 Each draw has its own generator, spawned from the stream's seed in the order the draws are made
 (see ``symscan.tensor.random``), so the expected numbers below come from numpy generators
-spawned the same way."""
+spawned the same way.
+
+Functions run in mode "py" and mode "fast" from the same generator states and must draw exactly
+the same numbers and leave the same new states (tests/support/both_modes.py); tests that take
+the ``mode`` fixture run each mode on its own."""
 
 import numpy as np
 import pytest
@@ -12,6 +16,8 @@ import symscan as ss
 import symscan.tensor as T
 from symscan.scan import Scan
 from symscan.tensor.random import RandomVariable
+
+import both_modes
 
 
 def spawned(seed: int, count: int) -> list[np.random.Generator]:
@@ -40,7 +46,7 @@ def test_signatures_by_keyword(make):
              stream.uniform(size=(4,), low=-1.0, high=1.0, dtype=None),
              stream.integers(low=2, high=5, size=(4,), dtype=None),
              stream.choice(a=5, size=(4,), replace=True, p=None)]
-    values = ss.function([], draws, mode="py")()
+    values = both_modes.run([], draws)
     g_bin, g_norm, g_unif, g_int, g_choice = spawned(3, 5)
     np.testing.assert_array_equal(values[0], g_bin.binomial(3, 0.25, size=(4,)))
     np.testing.assert_allclose(values[1], g_norm.normal(1.0, 2.0, size=(4,)))
@@ -54,7 +60,7 @@ def test_positional_defaults():
     stream = ss.RandomStream(8)
     b, n, u = stream.binomial((1000,)), stream.normal((1000,)), stream.uniform((1000,))
     i = stream.integers(4, size=(1000,))
-    bv, nv, uv, iv = ss.function([], [b, n, u, i], mode="py")()
+    bv, nv, uv, iv = both_modes.run([], [b, n, u, i])
     assert set(np.unique(bv)) == {0, 1}  # n=1, p=0.5
     assert abs(nv.mean()) < 0.15 and 0.85 < nv.std() < 1.15
     assert uv.min() >= 0.0 and uv.max() < 1.0
@@ -75,7 +81,7 @@ def test_float_draws_follow_floatX(floatX):
     stream = ss.RandomStream(0)
     normal, uniform = stream.normal(size=(3,)), stream.uniform(size=(3,))
     assert normal.dtype == uniform.dtype == floatX
-    values = ss.function([], [normal, uniform], mode="py")()
+    values = both_modes.run([], [normal, uniform])
     assert [v.dtype for v in values] == [np.dtype(floatX)] * 2
 
 
@@ -83,7 +89,7 @@ def test_binomial_dtype_casts():
     stream = ss.RandomStream(1)
     draw = stream.binomial(size=(5,), n=1, p=0.5, dtype="float64")
     assert draw.dtype == "float64"
-    value = ss.function([], draw, mode="py")()
+    value = both_modes.run([], draw)
     assert value.dtype == np.float64
     np.testing.assert_array_equal(value, spawned(1, 1)[0].binomial(1, 0.5, size=(5,)).astype("float64"))
     assert stream.binomial(size=(5,), n=4, dtype="int32").dtype == "int32"
@@ -95,7 +101,7 @@ def test_symbolic_size_from_a_shape():
     stream = ss.RandomStream(4)
     draw = stream.uniform(size=x.shape)
     assert draw.ndim == 2
-    f = ss.function([x], draw, mode="py")
+    f = both_modes.function([x], draw)
     expected = spawned(4, 1)[0]
     for shape in [(2, 3), (4, 1)]:
         value = f(np.zeros(shape))
@@ -111,14 +117,14 @@ def test_tuple_sizes_static_and_mixed():
     assert static.type.shape == (2, 3)
     assert mixed.type.shape == (None, 3)
     assert stream.normal(size=3).type.shape == (3,)
-    a, b = ss.function([x], [static, mixed], mode="py")(np.zeros((4, 7)))
+    a, b = both_modes.function([x], [static, mixed])(np.zeros((4, 7)))
     assert a.shape == (2, 3) and b.shape == (4, 3)
 
 
 def test_no_size_draws_one_scalar():
     draw = ss.RandomStream(6).normal()
     assert draw.type.shape == ()
-    assert ss.function([], draw, mode="py")().shape == ()
+    assert both_modes.run([], draw).shape == ()
 
 
 # ---------------------------------------------------------------------------- tensor parameters
@@ -128,7 +134,7 @@ def test_probability_vector_broadcasts_like_numpy():
     draw = stream.binomial(size=(3, 4), p=p)
     assert draw.type.shape == (3, 4)
     pv = np.array([0.0, 1.0, 0.0, 1.0])
-    np.testing.assert_array_equal(ss.function([p], draw, mode="py")(pv), np.tile(pv.astype("int64"), (3, 1)))
+    np.testing.assert_array_equal(both_modes.run([p], draw, pv), np.tile(pv.astype("int64"), (3, 1)))
 
 
 def test_parameters_without_size_give_the_broadcast_shape():
@@ -137,7 +143,7 @@ def test_parameters_without_size_give_the_broadcast_shape():
     draw = stream.binomial(n=n, p=p)
     assert draw.ndim == 2
     nv, pv = np.array([0, 5, 10]), np.full((2, 3), 0.5)
-    value = ss.function([n, p], draw, mode="py")(nv, pv)
+    value = both_modes.run([n, p], draw, nv, pv)
     np.testing.assert_array_equal(value, spawned(9, 1)[0].binomial(nv, pv))
     assert value.shape == (2, 3) and (value[:, 0] == 0).all()
 
@@ -146,19 +152,19 @@ def test_normal_with_tensor_mean_and_std():
     avg, std = T.vector("avg"), T.scalar("std")
     draw = ss.RandomStream(10).normal(avg=avg, std=std)
     av = np.array([0.0, 100.0, -100.0])
-    value = ss.function([avg, std], draw, mode="py")(av, 0.5)
+    value = both_modes.run([avg, std], draw, av, 0.5)
     np.testing.assert_allclose(value, spawned(10, 1)[0].normal(av, 0.5))
 
 
 def test_choice_with_probabilities():
     p = T.vector("p")
     draw = ss.RandomStream(12).choice(4, size=(6,), p=p)
-    np.testing.assert_array_equal(ss.function([p], draw, mode="py")(np.array([0.0, 0.0, 1.0, 0.0])), [2] * 6)
+    np.testing.assert_array_equal(both_modes.run([p], draw, np.array([0.0, 0.0, 1.0, 0.0])), [2] * 6)
 
 
 def test_choice_without_replacement_is_a_permutation():
     draw = ss.RandomStream(13).choice(5, size=(5,), replace=False)
-    assert sorted(ss.function([], draw, mode="py")().tolist()) == [0, 1, 2, 3, 4]
+    assert sorted(both_modes.run([], draw).tolist()) == [0, 1, 2, 3, 4]
 
 
 def test_parameters_that_cannot_broadcast_to_size_fail_at_build_time():
@@ -179,17 +185,17 @@ def test_same_seed_same_draws_across_streams():
     values = []
     for _ in range(2):
         stream = ss.RandomStream(2024)
-        values.append(ss.function([], [stream.normal(size=(3,)), stream.integers(100, size=(3,))], mode="py")())
+        values.append(both_modes.run([], [stream.normal(size=(3,)), stream.integers(100, size=(3,))]))
     np.testing.assert_array_equal(values[0][0], values[1][0])
     np.testing.assert_array_equal(values[0][1], values[1][1])
     other = ss.RandomStream(2025)
-    assert not np.array_equal(ss.function([], other.normal(size=(3,)), mode="py")(), values[0][0])
+    assert not np.array_equal(both_modes.run([], other.normal(size=(3,))), values[0][0])
 
 
 def test_draws_of_one_stream_are_independent():
     stream = ss.RandomStream(3)
     first, second = stream.normal(size=(4,)), stream.normal(size=(4,))
-    a, b = ss.function([], [first, second], mode="py")()
+    a, b = both_modes.run([], [first, second])
     assert not np.array_equal(a, b)
 
 
@@ -206,7 +212,7 @@ def test_function_applies_the_default_update(mode):
 
 def test_reseeding_restarts_the_draws():
     stream = ss.RandomStream(15)
-    f = ss.function([], stream.uniform(size=(2,)), mode="py")
+    f = both_modes.function([], stream.uniform(size=(2,)))
     first = f()
     f()
     stream.seed(15)
@@ -318,7 +324,7 @@ def test_gibbs_sampler_without_updates_repeats_its_chain():
     v0 = np.ones(6)
     sample, chain, updates, values = gibbs(99)
     assert len(generators(updates)) == 2
-    f = ss.function([sample], chain[-1], mode="py")
+    f = both_modes.function([sample], chain[-1])
     first = f(v0)
     np.testing.assert_array_equal(f(v0), first)
     np.testing.assert_array_equal(first, gibbs_numpy(99, values, v0, calls=1)[0][-1])

@@ -1,5 +1,8 @@
 """Shape ops (shape, reshape, transpose, dimshuffle, expand_dims, squeeze, flatten, concatenate,
-stack, make_vector) against numpy: values, dtypes, static shapes and build/run-time errors."""
+stack, make_vector) against numpy: values, dtypes, static shapes and build/run-time errors.
+
+``run`` evaluates in mode "py" and mode "fast" and requires the same results (see
+tests/support/both_modes.py); tests that take the ``mode`` fixture run each mode on its own."""
 
 import math
 
@@ -9,8 +12,13 @@ import pytest
 import symscan as ss
 import symscan.tensor as T
 
+import both_modes
 
-def run(inputs, outputs, *values, mode="py"):
+
+def run(inputs, outputs, *values, mode=None):
+    """The result in ``mode``; without one, in modes "py" and "fast" (checked to agree)."""
+    if mode is None:
+        return both_modes.run(inputs, outputs, *values)
     return ss.function(inputs, outputs, mode=mode)(*values)
 
 
@@ -129,13 +137,13 @@ def test_reshape_symbolic_scalar_inputs(rng):
     n = T.iscalar("n")
     m = T.lscalar("m")
     value = rng.normal(size=12)
-    f = ss.function([x, n, m], x.reshape((n, m)), mode="py")
+    f = both_modes.function([x, n, m], x.reshape((n, m)))
     for a, b in [(3, 4), (4, 3), (1, 12), (12, 1)]:
         np.testing.assert_array_equal(f(value, a, b), value.reshape(a, b))
-    g = ss.function([x, n], x.reshape((n, -1)), mode="py")
+    g = both_modes.function([x, n], x.reshape((n, -1)))
     np.testing.assert_array_equal(g(value, 6), value.reshape(6, -1))
     # a single scalar variable is a 1-entry shape
-    h = ss.function([x, m], x.reshape(m), mode="py")
+    h = both_modes.function([x, m], x.reshape(m))
     np.testing.assert_array_equal(h(value, 12), value)
     assert x.reshape((n, m)).type.shape == (None, None)
 
@@ -199,7 +207,7 @@ def test_reshape_bad_arguments():
 
 def test_reshape_impossible_at_run_time(rng):
     x = T.matrix("x")
-    f = ss.function([x], x.reshape((5, -1)), mode="py")
+    f = both_modes.function([x], x.reshape((5, -1)))  # a ValueError in both modes
     with pytest.raises(ValueError):
         f(rng.normal(size=(3, 4)))
     np.testing.assert_array_equal(f(np.ones((5, 2))), np.ones((5, 2)))
@@ -285,10 +293,10 @@ def test_dimshuffle(rng, mode, shape, pattern):
     assert xs.dimshuffle(list(pattern)).type.shape == expected.shape
 
 
-def test_dimshuffle_drops_unknown_length_one_axis_at_run_time(rng):
+def test_dimshuffle_drops_unknown_length_one_axis_at_run_time(rng, mode):
     x = T.matrix("x")  # axis 1 length unknown at build time
     out = x.dimshuffle(0)
-    f = ss.function([x], out, mode="py")
+    f = ss.function([x], out, mode=mode)
     value = rng.normal(size=(4, 1))
     np.testing.assert_array_equal(f(value), value[:, 0])
     with pytest.raises(ValueError, match="axis 1"):
@@ -373,7 +381,7 @@ def test_squeeze_errors(rng):
         T.squeeze(x, 2)  # out of range
     with pytest.raises(ValueError):
         T.squeeze(x, -3)
-    f = ss.function([x], T.squeeze(x, 0), mode="py")
+    f = both_modes.function([x], T.squeeze(x, 0))  # a ValueError in both modes
     np.testing.assert_array_equal(f(np.ones((1, 3))), np.ones(3))
     with pytest.raises(ValueError):
         f(rng.normal(size=(2, 3)))
@@ -504,7 +512,7 @@ def test_concatenate_static_length_mismatch_is_build_error():
 
 def test_concatenate_mismatch_at_run_time(rng):
     a, b = T.matrix("a"), T.matrix("b")
-    f = ss.function([a, b], T.concatenate([a, b], axis=0), mode="py")
+    f = both_modes.function([a, b], T.concatenate([a, b], axis=0))  # a ValueError in both modes
     with pytest.raises(ValueError):
         f(rng.normal(size=(2, 3)), rng.normal(size=(2, 4)))
 
@@ -582,7 +590,7 @@ def test_stack_errors():
 
 def test_stack_shape_mismatch_at_run_time(rng):
     a, b = T.vector("a"), T.vector("b")
-    f = ss.function([a, b], T.stack([a, b]), mode="py")
+    f = both_modes.function([a, b], T.stack([a, b]))  # a ValueError in both modes
     with pytest.raises(ValueError):
         f(np.ones(2), np.ones(3))
 

@@ -1,5 +1,8 @@
 """numpy indexing ``x[idx]`` and ``set_subtensor`` / ``inc_subtensor`` against numpy: values, static
-shapes (random index tuples from hypothesis, explicit cases for every index kind) and build-time errors."""
+shapes (random index tuples from hypothesis, explicit cases for every index kind) and build-time errors.
+
+``run`` evaluates in mode "py" and mode "fast" and requires the same results (see
+tests/support/both_modes.py)."""
 
 import numpy as np
 import pytest
@@ -9,10 +12,15 @@ from hypothesis import strategies as st
 import symscan as ss
 import symscan.tensor as T
 
+import both_modes
+
 MODES = ("py", "fast")
 
 
-def run(inputs, outputs, *values, mode="py"):
+def run(inputs, outputs, *values, mode=None):
+    """The result in ``mode``; without one, in modes "py" and "fast" (checked to agree)."""
+    if mode is None:
+        return both_modes.run(inputs, outputs, *values)
     return ss.function(inputs, outputs, mode=mode)(*values)
 
 
@@ -160,10 +168,9 @@ def test_random_index_matches_numpy(case, seed):
     assert compatible(out.type.shape, expected.shape), (out.type.shape, expected.shape)
     if case.all_constant and None not in case.static:
         assert out.type.shape == expected.shape
-    for mode in MODES:
-        result = run([x] + case.inputs, out, xv, *case.values, mode=mode)
-        assert result.shape == expected.shape
-        np.testing.assert_array_equal(result, expected)
+    result = run([x] + case.inputs, out, xv, *case.values)
+    assert result.shape == expected.shape
+    np.testing.assert_array_equal(result, expected)
 
 
 @SETTINGS
@@ -185,12 +192,10 @@ def test_random_index_set_and_inc_match_numpy(case, seed, trailing, ones):
     set_out = T.set_subtensor(x_index, y)
     inc_out = T.inc_subtensor(x_index, y)
     assert set_out.type == x.type and inc_out.type == x.type
-    for mode in MODES:
-        f = ss.function([x, y] + case.inputs, [set_out, inc_out], mode=mode)
-        got_set, got_inc = f(xv, yv, *case.values)
-        np.testing.assert_array_equal(got_set, np_set(xv, np_index, yv))
-        np.testing.assert_allclose(got_inc, np_inc(xv, np_index, yv), rtol=1e-12, atol=1e-12)
-        np.testing.assert_array_equal(xv, before)
+    got_set, got_inc = both_modes.run([x, y] + case.inputs, [set_out, inc_out], xv, yv, *case.values)
+    np.testing.assert_array_equal(got_set, np_set(xv, np_index, yv))
+    np.testing.assert_allclose(got_inc, np_inc(xv, np_index, yv), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(xv, before)
 
 
 # ---------------------------------------------------------------------------- ints
@@ -220,7 +225,7 @@ def test_symbolic_int_scalar_index(rng, make):
     xv = rng.normal(size=(4, 4))
     x = T.matrix("x")
     i = make("i")
-    f = ss.function([x, i], [x[i], x[:, i - 1], x[i, 0]], mode="py")
+    f = both_modes.function([x, i], [x[i], x[:, i - 1], x[i, 0]])
     low = 1 if np.dtype(i.dtype).kind == "u" else -3
     for value in range(low, 4):
         rows, cols, element = f(xv, value)
@@ -232,7 +237,7 @@ def test_symbolic_int_scalar_index(rng, make):
 def test_symbolic_int_out_of_range_at_run_time(rng):
     x = T.matrix("x")
     i = T.lscalar("i")
-    f = ss.function([x, i], x[i], mode="py")
+    f = both_modes.function([x, i], x[i])  # an IndexError in both modes
     with pytest.raises(IndexError):
         f(rng.normal(size=(2, 3)), 2)
     with pytest.raises(IndexError):
@@ -274,9 +279,9 @@ def test_symbolic_slice_bounds_and_steps(rng):
     xv = rng.normal(size=(6, 2))
     x = T.matrix("x")
     start, stop, step = T.lscalar("start"), T.iscalar("stop"), T.lscalar("step")
-    f = ss.function([x, start, stop, step], x[start:stop:step], mode="py")
-    g = ss.function([x, start, step], x[start::step], mode="py")
-    h = ss.function([x, stop], x[:stop, ::-1], mode="py")
+    f = both_modes.function([x, start, stop, step], x[start:stop:step])
+    g = both_modes.function([x, start, step], x[start::step])
+    h = both_modes.function([x, stop], x[:stop, ::-1])
     for a in range(-8, 9, 2):
         for b in range(-8, 9, 3):
             for c in (-3, -1, 1, 2):
@@ -293,7 +298,7 @@ def test_slice_mixing_constant_and_symbolic_bounds(rng):
     xv = rng.normal(size=(7,))
     x = T.vector("x")
     n = T.lscalar("n")
-    f = ss.function([x, n], [x[1:n], x[n:-1], x[-n::2], x[n:0:-1], x[:n:-2]], mode="py")
+    f = both_modes.function([x, n], [x[1:n], x[n:-1], x[-n::2], x[n:0:-1], x[:n:-2]])
     for value in range(-7, 8):
         got = f(xv, value)
         want = [xv[1:value], xv[value:-1], xv[-value::2], xv[value:0:-1], xv[:value:-2]]
@@ -306,7 +311,7 @@ def test_slice_step_zero():
     with pytest.raises(ValueError):
         x[::0]
     step = T.lscalar("step")
-    f = ss.function([x, step], x[::step], mode="py")
+    f = both_modes.function([x, step], x[::step])  # a ValueError in both modes
     with pytest.raises(ValueError):
         f(np.ones(3), 0)
 
@@ -357,7 +362,7 @@ def test_symbolic_integer_array(rng, make, value):
     xv = rng.normal(size=(3, 4))
     x = T.matrix("x")
     idx = make("idx")
-    f = ss.function([x, idx], [x[idx], x[:, idx], x[idx, 1:], x[1, idx], x[idx, idx]], mode="py")
+    f = both_modes.function([x, idx], [x[idx], x[:, idx], x[idx, 1:], x[1, idx], x[idx, idx]])
     got = f(xv, value)
     want = [xv[value], xv[:, value], xv[value, 1:], xv[1, value], xv[value, value]]
     for g, w in zip(got, want):
@@ -410,7 +415,7 @@ def test_list_of_symbolic_scalars_is_an_integer_array(rng):
     xv = rng.normal(size=(3, 4))
     x = T.matrix("x")
     i, j = T.lscalar("i"), T.iscalar("j")
-    f = ss.function([x, i, j], [x[[i, j]], x[[i, 1], [0, j]], T.inc_subtensor(x[[i, i, j]], 1.0)], mode="py")
+    f = both_modes.function([x, i, j], [x[[i, j]], x[[i, 1], [0, j]], T.inc_subtensor(x[[i, i, j]], 1.0)])
     rows, points, inc = f(xv, 2, -3)
     np.testing.assert_array_equal(rows, xv[[2, -3]])
     np.testing.assert_array_equal(points, xv[[2, 1], [0, -3]])
@@ -512,7 +517,7 @@ def test_advanced_indices_that_cannot_broadcast():
     with pytest.raises(ValueError):
         x[np.array([0, 1]), np.array([0, 1, 2])]
     a, b = T.ivector("a"), T.ivector("b")
-    f = ss.function([x, a, b], x[a, b], mode="py")
+    f = both_modes.function([x, a, b], x[a, b])  # the same kind of error in both modes
     with pytest.raises((ValueError, IndexError)):
         f(np.ones((3, 3)), np.array([0, 1], dtype="int32"), np.array([0, 1, 2], dtype="int32"))
 
@@ -596,7 +601,7 @@ def test_set_and_inc_with_symbolic_indices(rng):
         T.inc_subtensor(x[::k, j], y), T.inc_subtensor(x[idx, j], y), T.set_subtensor(x[i:, idx], y),
         T.inc_subtensor(x[idx, :, None], y),
     ]
-    f = ss.function([x, i, j, k, idx, y], outs, mode="py")
+    f = both_modes.function([x, i, j, k, idx, y], outs)
     iv = np.array([0, 3, 3, -1], dtype="int32")
     for a, b, c in [(1, 3, 1), (-2, 0, -1), (0, -1, 2), (4, 1, -2)]:
         got = f(xv, a, b, c, iv, 2.5)
@@ -619,7 +624,7 @@ def test_set_and_inc_broadcast_the_value(rng, index, yshape):
     np_index = _np_index(index)
     yv = rng.normal(size=yshape)
     x, y = T.matrix("x"), T.tensor("float64", (None,) * len(yshape), name="y")
-    f = ss.function([x, y], [T.set_subtensor(x[index], y), T.inc_subtensor(x[index], y)], mode="py")
+    f = both_modes.function([x, y], [T.set_subtensor(x[index], y), T.inc_subtensor(x[index], y)])
     got_set, got_inc = f(xv, yv)
     np.testing.assert_array_equal(got_set, np_set(xv, np_index, yv))
     np.testing.assert_allclose(got_inc, np_inc(xv, np_index, yv), rtol=1e-12)
@@ -732,6 +737,6 @@ def test_value_shape_errors():
 
 def test_value_shape_error_at_run_time(rng):
     x, y = T.matrix("x"), T.vector("y")
-    f = ss.function([x, y], T.set_subtensor(x[0], y), mode="py")
+    f = both_modes.function([x, y], T.set_subtensor(x[0], y))  # a ValueError in both modes
     with pytest.raises(ValueError):
         f(rng.normal(size=(3, 4)), rng.normal(size=3))

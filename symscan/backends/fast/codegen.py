@@ -37,6 +37,7 @@ class Codegen:
         self.indent = 1
         self._counts: dict[str, int] = {}
         self.current: Apply | None = None
+        self.out_slots: dict[Variable, str] = {}  # loop outputs whose node may write into a buffer row
         self.line_nodes: dict[int, Apply] = {}  # line number in the source -> node it computes
 
     def fresh(self, prefix: str = "v") -> str:
@@ -90,3 +91,11 @@ def emit_perform(gen: Codegen, node: Apply, ins: list[str], outs: list[str]) -> 
     """Any op: call its reference ``perform`` (one call, no dispatch)."""
     perform, bound_node = gen.bind(node.op.perform, "perform"), gen.bind(node, "node")
     gen.line(f"{', '.join(outs)}, = {perform}({bound_node}, [{', '.join(ins)}])")
+    scalar_results(gen, node, outs)
+
+
+def scalar_results(gen: Codegen, node: Apply, outs: list[str]) -> None:
+    """0-d results as numpy scalars (some numpy functions return 0-d arrays)."""
+    for var, name in zip(node.outputs, outs):
+        if getattr(var.type, "ndim", None) == 0:
+            gen.line(f"{name} = {name}[()]")

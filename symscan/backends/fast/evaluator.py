@@ -22,6 +22,10 @@ class FastEvaluator:
         self.shared = fgraph.shared_variables
         params = [f"in{i}" for i in range(len(fgraph.inputs))] + [f"shared{i}" for i in range(len(self.shared))]
         names = dict(zip(list(fgraph.inputs) + self.shared, params))
+        for var, param in names.items():
+            if getattr(var.type, "ndim", None) == 0:
+                # numpy scalars, not 0-d arrays: scalar arithmetic is several times faster
+                gen.line(f"{param} = {param}[()]")
         results = gen.graph(fgraph, names)
         self.source = gen.source(name, params, results)
         self._filename = f"<symscan generated: {name}>"

@@ -1,9 +1,11 @@
 """The Scan emitter: each loop becomes a Python ``for`` over preallocated buffers.
 
 The body's nodes are emitted inline (nested loops nest). Sequences are read through views
-already in step order; a sit-sot's previous value stays in a local; rows are written in
-place (ring positions after save_mem); the ``until`` test breaks the loop. The checks and
-result slicing are the reference loop's own functions (``symscan.backends.scan_loop``).
+already in step order. A recurrent output's recent values (as many as its taps reach back)
+live in local variables that shift each step, so the body reads no buffer; the buffer only
+collects the output: every row, or (after save_mem) a ring of the last steps, or for a ring
+of one step nothing until the loop ends. The checks and result slicing are the reference
+loop's own functions (``symscan.backends.scan_loop``), so errors and results match.
 """
 
 from __future__ import annotations
@@ -17,66 +19,114 @@ from symscan.backends.fast.codegen import Codegen, emits
 from symscan.backends.reference import ReferenceEvaluator
 from symscan.scan.args import ScanArgs
 from symscan.scan.op import Scan
+from symscan.tensor.basic import static_int
+from symscan.tensor.elemwise import Cast, Elemwise
+from symscan.tensor.math import ArgReduce, CumOp, Dot, MatMul, Outer, Reduce
+from symscan.tensor.shape import DimShuffle, Flatten, Join, MakeVector, Shape
+from symscan.tensor.subtensor import IncSubtensor, Subtensor
+
+MAX_WINDOW = 8
+"""Recurrent outputs reaching further back than this read their taps from the buffer."""
 
 
-def new_buffer(rows: np.ndarray, length: int, dtype) -> np.ndarray:
-    """A buffer of ``length`` rows holding the initial rows at their ring positions."""
-    buf = np.empty((length,) + rows.shape[1:], dtype=dtype)
-    for v in range(rows.shape[0]):
-        buf[v % length] = rows[v]
+def history_buffer(rows: np.ndarray, n_steps: int, dtype) -> np.ndarray:
+    """A full buffer: the initial rows, then room for every step."""
+    buf = np.empty((rows.shape[0] + n_steps,) + rows.shape[1:], dtype=dtype)
+    buf[:rows.shape[0]] = rows
     return buf
-
-
-def check_row(args: ScanArgs, label: str, row_shape: tuple, value, step: int) -> None:
-    if np.shape(value) != row_shape:
-        raise scan_loop.shape_error(args, label, row_shape, np.shape(value), step)
 
 
 HELPERS = {"_scan_direction": scan_loop.direction_and_steps, "_scan_check": scan_loop.check_sequences,
            "_scan_initial": scan_loop.initial_rows, "_scan_length": scan_loop.buffer_length,
            "_scan_result": scan_loop.result_rows, "_scan_unrun": scan_loop.unrun_nit_sot_shapes,
-           "_scan_new_buffer": new_buffer, "_scan_check_row": check_row, "_perf": time.perf_counter}
+           "_scan_shape_error": scan_loop.shape_error, "_scan_history": history_buffer,
+           "_perf": time.perf_counter}
+
+
+SHAPE_STABLE_OPS = (Elemwise, Cast, Dot, MatMul, Outer, Reduce, ArgReduce, CumOp, DimShuffle, Flatten, Shape,
+                    MakeVector, Join, IncSubtensor)
+"""Ops whose output shape follows from their input shapes alone (not from input values)."""
+
+
+def shape_stable(node) -> bool:
+    if isinstance(node.op, Subtensor):  # slice bounds from data make the shape data-dependent
+        return all(static_int(v) is not None for v, e in zip(node.inputs[1:], _index_entries(node.op.spec))
+                   if e == "bound")
+    return isinstance(node.op, SHAPE_STABLE_OPS)
+
+
+def _index_entries(spec) -> list[str]:
+    kinds = []
+    for entry in spec:
+        if entry[0] == "slice":
+            kinds += ["bound"] * sum(entry[1:])
+        elif entry[0] in ("int", "array"):
+            kinds.append(entry[0])
+    return kinds
 
 
 class _Loop:
-    """The names of one loop's pieces while it is being written."""
+    """One loop being written: its ScanArgs, outer names and a prefix for its locals.
+
+    ``stable``: every step sees inputs of the same shapes (sequence rows, loop invariants,
+    states whose rows are checked) and the body's ops make shapes from shapes only, so the
+    shape checks of step 0 hold for every step.
+    """
 
     def __init__(self, gen: Codegen, node, ins: list[str]):
         self.gen, self.node = gen, node
         self.args = ScanArgs.from_node(node)
         self.a = gen.bind(self.args, "scan")
         self.outer = dict(zip(node.inputs, ins))
-        self.p = gen.fresh("L")  # prefix for this loop's locals
+        self.p = gen.fresh("L")
+        self.stable = not self.args.shared and all(shape_stable(n) for n in node.op.inner.apply_nodes)
 
     def name(self, what: str) -> str:
         return f"{self.p}_{what}"
 
 
+class _Output:
+    """How one buffered output is kept: window locals, storage and its write statement."""
+
+    def __init__(self, loop: _Loop, entry, index: int, recurrent: bool):
+        self.entry, self.recurrent = entry, recurrent
+        self.history = entry.span if recurrent else 0
+        self.window = [loop.name(f"w{index}_{j}") for j in range(self.history)] \
+            if recurrent and self.history <= MAX_WINDOW else []
+        self.store, self.row_shape = loop.name(f"buf{index}"), loop.name(f"rs{index}")
+        self.last = loop.name(f"last{index}")  # ring of one step: the latest value only
+        self.rows = loop.name(f"init{index}")
+        self.label = loop.gen.bind(entry.label, "label")
+
+    @property
+    def keeps_last_only(self) -> bool:
+        return self.entry.ring == 1
+
+
 @emits(Scan)
 def emit_scan(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
     loop = _Loop(gen, node, ins)
-    args, n, back = loop.args, loop.name("n"), loop.name("back")
-    profiled = node.op.info.profile
-    if profiled:
+    args, n, back, steps = loop.args, loop.name("n"), loop.name("back"), loop.name("steps")
+    if node.op.info.profile:
         gen.line(f"{loop.name('t0')} = _perf()")
     gen.line(f"{back}, {n} = _scan_direction({loop.a}, int({loop.outer[args.n_steps]}))")
     views = _sequence_views(loop, n, back)
-    buffers = _recurrent_buffers(loop, n)
-    nit_buffers = _nit_sot_buffers(loop, n)
-    shared = []
-    for i, entry in enumerate(args.shared):
-        shared.append(loop.name(f"sh{i}"))
-        gen.line(f"{shared[-1]} = {loop.outer[entry.outer]}")
-    steps = loop.name("steps")
+    outputs = [_Output(loop, e, i, True) for i, e in enumerate(args.recurrent)]
+    outputs += [_Output(loop, e, len(outputs) + i, False) for i, e in enumerate(args.nit_sot)]
+    for out in outputs:
+        _prepare(loop, out, n)
+    shared = [loop.name(f"sh{i}") for i in range(len(args.shared))]
+    for name, entry in zip(shared, args.shared):
+        gen.line(f"{name} = {loop.outer[entry.outer]}")
     gen.line(f"{steps} = {n}")
-    _loop_body(loop, n, views, buffers, nit_buffers, shared, steps)
-    results = [f"_scan_result({buf}, {entry.span}, {steps}, {entry.ring!r})"
-               for entry, (buf, _, _) in zip(args.recurrent, buffers)]
-    results += _nit_sot_results(loop, nit_buffers, buffers, views, shared, steps)
+    _loop_body(loop, n, views, outputs, shared, steps)
+    results = [_result(loop, out, steps) for out in outputs]
     results += [f"np.asarray({s})" if hasattr(e.outer.type, "dtype") else s for e, s in zip(args.shared, shared)]
+    if args.nit_sot:
+        _empty_nit_sots(loop, outputs, results, shared, steps)
     for out, expr in zip(outs, results):
         gen.line(f"{out} = {expr}")
-    if profiled:
+    if node.op.info.profile:
         record = gen.bind(_profile_record(gen, node), "record")
         gen.line(f"{record}(_perf() - {loop.name('t0')})")
 
@@ -84,80 +134,88 @@ def emit_scan(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
 def _sequence_views(loop: _Loop, n: str, back: str) -> list[tuple[str, object]]:
     """One view per sequence tap whose row t is what the body reads at step t."""
     gen, args = loop.gen, loop.args
-    lengths, views = [], []
+    lengths = []
     for i, seq in enumerate(args.sequences):
-        data = loop.outer[seq.outer]
         lengths.append(loop.name(f"len{i}"))
-        gen.line(f"{lengths[-1]} = {data}.shape[0]")
+        gen.line(f"{lengths[-1]} = {loop.outer[seq.outer]}.shape[0]")
     gen.line(f"_scan_check({loop.a}, [{', '.join(lengths)}], {n})")
-    for i, (seq, length) in enumerate(zip(args.sequences, lengths)):
+    views = []
+    for seq, length in zip(args.sequences, lengths):
         data = loop.outer[seq.outer]
         for tap, inner in zip(seq.taps, seq.inner):
-            view, off = loop.name(f"seq{i}_{len(views)}"), seq.offset(tap)
+            view, off = loop.name(f"seq{len(views)}"), seq.offset(tap)
             end = f"{length} - {seq.span} + {off}"
             gen.line(f"{view} = {data}[{end} - {n}:{end}][::-1] if {back} else {data}[{off}:{off} + {n}]")
             views.append((view, inner))
     return views
 
 
-def _recurrent_buffers(loop: _Loop, n: str) -> list[tuple[str, str, str]]:
-    """(buffer, buffer length, previous-value local) per mit-sot/sit-sot."""
-    gen, args, buffers = loop.gen, loop.args, []
-    for i, entry in enumerate(args.recurrent):
-        rows, length, buf = loop.name(f"init{i}"), loop.name(f"blen{i}"), loop.name(f"buf{i}")
+def _prepare(loop: _Loop, out: _Output, n: str) -> None:
+    """Initial window locals and the output's storage, before the loop."""
+    gen, entry, dtype = loop.gen, out.entry, out.entry.inner_out.type.dtype
+    if out.recurrent:
+        rows = out.rows
         gen.line(f"{rows} = _scan_initial({loop.a}, {gen.bind(entry, 'entry')}, {loop.outer[entry.outer_init]})")
-        gen.line(f"{length} = _scan_length({entry.ring!r}, {entry.span}, {n})")
-        gen.line(f"{buf} = _scan_new_buffer({rows}, {length}, {entry.inner_out.type.dtype!r})")
-        prev = ""
-        if entry.taps == (-1,):
-            prev = loop.name(f"prev{i}")
-            gen.line(f"{prev} = {rows}[-1]")
-        buffers.append((buf, length, prev))
-    return buffers
-
-
-def _nit_sot_buffers(loop: _Loop, n: str) -> list[tuple[str, str, bool]]:
-    """(buffer, length, allocated-up-front) per nit-sot; unknown row shapes allocate at step 0."""
-    gen, result = loop.gen, []
-    for i, entry in enumerate(loop.args.nit_sot):
-        buf, length = loop.name(f"nbuf{i}"), loop.name(f"nlen{i}")
-        gen.line(f"{length} = _scan_length({entry.ring!r}, 0, {n})")
-        shape = entry.inner_out.type.shape
-        known = None not in shape
-        if known:
-            gen.line(f"{buf} = np.empty(({length},) + {tuple(shape)!r}, dtype={entry.inner_out.type.dtype!r})")
+        gen.line(f"{out.row_shape} = {rows}.shape[1:]")
+        for j, local in enumerate(out.window):
+            gen.line(f"{local} = {rows}[{j}]")
+        if out.keeps_last_only:
+            gen.line(f"{out.last} = None")
+        elif entry.ring is None:
+            gen.line(f"{out.store} = _scan_history({rows}, {n}, {dtype!r})")
         else:
-            gen.line(f"{buf} = None")
-        result.append((buf, length, known))
-    return result
+            gen.line(f"{out.store} = np.empty((_scan_length({entry.ring}, 0, {n}),) + {out.row_shape}, "
+                     f"dtype={dtype!r})")
+        if not out.window:  # taps too far back for locals: the body reads a full history buffer
+            gen.line(f"{out.store}_taps = _scan_history({rows}, {n}, {dtype!r})")
+        return
+    shape = entry.inner_out.type.shape
+    if out.keeps_last_only:
+        gen.line(f"{out.last} = None")
+    elif None not in shape:
+        gen.line(f"{out.store} = np.empty((_scan_length({entry.ring!r}, 0, {n}),) + {tuple(shape)!r}, "
+                 f"dtype={dtype!r})")
+    else:
+        gen.line(f"{out.store} = None")  # allocated at the first step, when a row's shape is known
 
 
-def _loop_body(loop: _Loop, n: str, views, buffers, nit_buffers, shared, steps) -> None:
+def _loop_body(loop: _Loop, n: str, views, outputs: list[_Output], shared: list[str], steps: str) -> None:
     gen, args = loop.gen, loop.args
     t = loop.name("t")
     names = {}
-    heads = [t] + [loop.name(f"x{k}") for k in range(len(views))]
-    for (_, inner), head in zip(views, heads[1:]):
+    heads = [loop.name(f"x{k}") for k in range(len(views))]
+    for (_, inner), head in zip(views, heads):
         names[inner] = head
-    iterables = [f"range({n})"] + [view for view, _ in views]
-    gen.line(f"for {', '.join(heads)} in zip({', '.join(iterables)}):" if views else f"for {t} in range({n}):")
+    if views:
+        gen.line(f"for {', '.join([t] + heads)} in zip(range({n}), {', '.join(v for v, _ in views)}):")
+    else:
+        gen.line(f"for {t} in range({n}):")
     gen.indent += 1
-    for entry, (buf, length, prev) in zip(args.recurrent, buffers):
-        if prev:
-            names[entry.inner_in[0]] = prev
-            continue
-        for tap, inner in zip(entry.taps, entry.inner_in):
-            names[inner] = loop.name(f"r{len(names)}")
-            gen.line(f"{names[inner]} = {buf}[({entry.span + tap} + {t}) % {length}]")
+    for out in outputs[:len(args.recurrent)]:
+        for tap, inner in zip(out.entry.taps, out.entry.inner_in):
+            if out.window:
+                names[inner] = out.window[out.history + tap]
+            else:
+                names[inner] = loop.name(f"r{len(names)}")
+                gen.line(f"{names[inner]} = {out.store}_taps[{out.history + tap} + {t}]")
     for entry, name in zip(args.shared, shared):
         names[entry.inner_in] = name
     for entry in args.non_seqs:
         names[entry.inner] = loop.outer[entry.outer]
-    results = gen.graph(node_inner(loop.node), names)
-    _write_rows(loop, t, results, buffers, nit_buffers)
-    first = len(args.recurrent) + len(args.nit_sot)
-    if shared:
-        gen.line(f"{', '.join(shared)}, = {', '.join(results[first:first + len(shared)])},")
+    slots = _buffer_slots(loop, outputs, t)
+    results = gen.graph(loop.node.op.inner, names)
+    for var in slots:
+        gen.out_slots.pop(var.entry.inner_out, None)
+    for out, value in zip(outputs, results):
+        _write(loop, out, value, t, slots.get(out))
+    shifts = [(w, w_next) for out, value in zip(outputs, results) if out.window
+              for w, w_next in zip(out.window, out.window[1:] + [value])]
+    first = len(outputs)
+    shifts += list(zip(shared, results[first:first + len(shared)]))
+    if len(shifts) == 1:
+        gen.line(f"{shifts[0][0]} = {shifts[0][1]}")
+    elif shifts:  # all at once: one output may read another's previous values
+        gen.line(f"{', '.join(a for a, _ in shifts)} = {', '.join(b for _, b in shifts)}")
     if args.until is not None:
         gen.line(f"if {results[-1]}:")
         gen.line(f"    {steps} = {t} + 1")
@@ -165,53 +223,107 @@ def _loop_body(loop: _Loop, n: str, views, buffers, nit_buffers, shared, steps) 
     gen.indent -= 1
 
 
-def node_inner(node):
-    return node.op.inner
+def _buffer_slots(loop: _Loop, outputs: list[_Output], t: str) -> dict:
+    """Buffer rows that a body node (marked ``into_buffer`` by the inplace rewrite) may compute
+    its result into, saving the copy. Only rows nothing still reads: every row of a full
+    buffer, or a ring longer than the taps reach back."""
+    gen, slots = loop.gen, {}
+    for i, out in enumerate(outputs):
+        node, entry = out.entry.inner_out.owner, out.entry
+        if (node is None or not node.tag.get("into_buffer") or out.keeps_last_only or entry.inner_out.ndim == 0
+                or not isinstance(node.op, Elemwise) or (not out.recurrent and None in entry.inner_out.type.shape)
+                or (entry.ring is not None and entry.ring <= out.history)):
+            continue
+        slot = loop.name(f"slot{i}")
+        row = (f"{out.store}[{t} % {out.store}.shape[0]]" if entry.ring is not None
+               else f"{out.store}[{out.history} + {t}]")
+        gen.line(f"{slot} = {row}")
+        gen.out_slots[entry.inner_out] = slot
+        slots[out] = slot
+    return slots
 
 
-def _write_rows(loop: _Loop, t: str, results: list[str], buffers, nit_buffers) -> None:
-    """Store each step's outputs in their rows (checking shapes the types do not fix)."""
+def _write(loop: _Loop, out: _Output, value: str, t: str, slot: str | None = None) -> None:
+    """Store one step's value, checking its shape where the types do not fix it (on every
+    step, or only the first when the loop is shape-stable); nothing to store when the value
+    was computed into its row (``slot``)."""
+    gen, entry = loop.gen, out.entry
+    checks = _checks(loop, out, value, t)
+    if checks and loop.stable:
+        gen.line(f"if {t} == 0:")
+        for line in checks:
+            gen.line("    " + line)
+    else:
+        for line in checks:
+            gen.line(line)
+    guard = ""
+    if slot is not None:
+        gen.line(f"if {value} is not {slot}:")
+        guard = "    "
+    if out.keeps_last_only:
+        if not out.window:
+            gen.line(f"{out.last} = {value}")
+    elif entry.ring is not None:
+        gen.line(f"{guard}{out.store}[{t} % {out.store}.shape[0]] = {value}")
+    else:
+        gen.line(f"{guard}{out.store}[{out.history} + {t}] = {value}")
+    if not out.window and out.recurrent:
+        gen.line(f"{out.store}_taps[{out.history} + {t}] = {value}")
+
+
+def _checks(loop: _Loop, out: _Output, value: str, t: str) -> list[str]:
+    entry, lines = out.entry, []
+    shape_of = f"{value}.shape" if entry.inner_out.type.ndim else f"np.shape({value})"
+    if not out.recurrent and not out.keeps_last_only and None in entry.inner_out.type.shape:
+        lines += [f"if {out.store} is None:",
+                  f"    {out.row_shape} = {shape_of}",
+                  f"    {out.store} = np.empty((_scan_length({entry.ring!r}, 0, {loop.name('n')}),) + "
+                  f"{out.row_shape}, dtype={entry.inner_out.type.dtype!r})"]
+    if _shape_needs_check(loop, out):
+        expected = out.row_shape if out.recurrent or None in entry.inner_out.type.shape \
+            else repr(tuple(entry.inner_out.type.shape))
+        lines += [f"if {shape_of} != {expected}:",
+                  f"    raise _scan_shape_error({loop.a}, {out.label}, {expected}, {shape_of}, {t})"]
+    return lines
+
+
+def _shape_needs_check(loop: _Loop, out: _Output) -> bool:
+    """A row's shape must be checked unless the types fix it (numpy would broadcast silently)."""
+    produced = out.entry.inner_out.type.shape
+    if None in produced:
+        return True
+    if out.recurrent:
+        return produced != loop.args.state_type(out.entry).shape or None in produced
+    return False
+
+
+def _result(loop: _Loop, out: _Output, steps: str) -> str:
+    entry, dtype = out.entry, out.entry.inner_out.type.dtype
+    if not out.keeps_last_only:  # a ring store holds steps only; a full one the history first
+        history = 0 if entry.ring is not None else out.history
+        return f"_scan_result({out.store}, {history}, {steps}, {entry.ring!r})"
+    if out.recurrent:  # the latest value is the newest window local; no step: empty rows
+        last = out.window[-1] if out.window else out.last
+        return (f"(np.asarray([{last}], dtype={dtype!r}) if {steps} else "
+                f"np.empty((0,) + {out.row_shape}, dtype={dtype!r}))")
+    return f"np.asarray([{out.last}], dtype={dtype!r})"  # no step: replaced by _empty_nit_sots
+
+
+def _empty_nit_sots(loop: _Loop, outputs: list[_Output], results: list[str], shared: list[str], steps: str) -> None:
+    """When no step ran, a nit-sot's per-step shape comes from its type (or a shape probe)."""
     gen, args = loop.gen, loop.args
-    label = lambda entry: gen.bind(entry.label, "label")  # noqa: E731
-    prevs = []
-    for entry, (buf, length, prev), value in zip(args.recurrent, buffers, results):
-        if None in entry.inner_out.type.shape or entry.inner_out.type.shape != _state_shape(args, entry):
-            gen.line(f"_scan_check_row({loop.a}, {label(entry)}, {buf}.shape[1:], {value}, {t})")
-        gen.line(f"{buf}[({entry.span} + {t}) % {length}] = {value}")
-        if prev:
-            prevs.append((prev, value))
-    for entry, (buf, length, known), value in zip(args.nit_sot, nit_buffers, results[len(buffers):]):
-        if not known:
-            gen.line(f"if {buf} is None:")
-            gen.line(f"    {buf} = np.empty(({length},) + np.shape({value}), dtype={entry.inner_out.type.dtype!r})")
-            gen.line(f"_scan_check_row({loop.a}, {label(entry)}, {buf}.shape[1:], {value}, {t})")
-        gen.line(f"{buf}[{t} % {length}] = {value}")
-    if prevs:  # all at once: one output may read another's previous value
-        gen.line(f"{', '.join(p for p, _ in prevs)}, = {', '.join(v for _, v in prevs)},")
-
-
-def _state_shape(args: ScanArgs, entry) -> tuple:
-    return args.state_type(entry).shape
-
-
-def _nit_sot_results(loop: _Loop, nit_buffers, buffers, views, shared, steps) -> list[str]:
-    """Nit-sot outputs; when no step ran, their per-step shape comes from the types (or a probe)."""
-    gen, args = loop.gen, loop.args
-    if not args.nit_sot:
-        return []
-    empty = loop.name("nit_shapes")
+    shapes = loop.name("nit_shapes")
     probe = gen.bind(ReferenceEvaluator(loop.node.op.inner), "body")
     sequences = "[" + ", ".join(loop.outer[s.outer] for s in args.sequences) + "]"
-    first_rows = "[" + ", ".join(f"{loop.name(f'init{i}')}" for i in range(len(buffers))) + "]"
+    first_rows = "[" + ", ".join(out.rows for out in outputs if out.recurrent) + "]"
     rest = "[" + ", ".join(shared + [loop.outer[e.outer] for e in args.non_seqs]) + "]"
-    gen.line(f"{empty} = _scan_unrun({loop.a}, {sequences}, {first_rows}, {rest}, {probe}) if {steps} == 0 "
+    gen.line(f"{shapes} = _scan_unrun({loop.a}, {sequences}, {first_rows}, {rest}, {probe}) if {steps} == 0 "
              "else None")
-    results = []
-    for i, (entry, (buf, _, _)) in enumerate(zip(args.nit_sot, nit_buffers)):
-        dtype = entry.inner_out.type.dtype
-        results.append(f"(np.empty((0,) + {empty}[{i}], dtype={dtype!r}) if {steps} == 0 "
-                       f"else _scan_result({buf}, 0, {steps}, {entry.ring!r}))")
-    return results
+    first = len(args.recurrent)
+    for i, out in enumerate(outputs[first:]):
+        dtype = out.entry.inner_out.type.dtype
+        results[first + i] = (f"(np.empty((0,) + {shapes}[{i}], dtype={dtype!r}) if {steps} == 0 "
+                              f"else {results[first + i]})")
 
 
 def _profile_record(gen: Codegen, node):
@@ -226,4 +338,3 @@ def _profile_record(gen: Codegen, node):
         entry["seconds"] += seconds
 
     return record
-

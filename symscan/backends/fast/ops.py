@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symscan.backends.fast.codegen import Codegen, emit_perform, emits
+from symscan.backends.fast.codegen import Codegen, emit_perform, emits, scalar_results
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
 from symscan.tensor.math import Dot, Reduce
 from symscan.tensor.subtensor import INT, NONE, Subtensor
@@ -31,20 +31,42 @@ def ufunc_call(node, ins: list[str], out: str | None = None) -> str | None:
 @emits(Elemwise)
 def emit_elemwise(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
     name, out = node.op.name, outs[0]
+    slot = gen.out_slots.get(node.outputs[0])
+    if slot is not None and name in UFUNCS and node.outputs[0].ndim > 0:
+        # computed straight into the buffer row, when broadcasting gives exactly the row's shape
+        guard = _fits(node, ins, f"{slot}.shape")
+        gen.line(f"{out} = {ufunc_call(node, ins, slot)} if {guard} else {_plain(node, ins)}")
+        return
     position = node.tag.get("inplace")
     if position is not None and node.outputs[0].ndim > 0 and name in UFUNCS:
         # overwrite the input only when broadcasting leaves its shape unchanged
         target = ins[position]
-        same = " and ".join(f"{target}.shape == {other}.shape" for i, other in enumerate(ins)
-                            if i != position and node.inputs[i].ndim > 0) or "True"
-        plain = _plain(node, ins)
-        gen.line(f"{out} = {ufunc_call(node, ins, target)} if {same} else {plain}")
+        guard = _fits(node, ins, f"{target}.shape", skip=position)
+        gen.line(f"{out} = {ufunc_call(node, ins, target)} if {guard} else {_plain(node, ins)}")
         return
     gen.line(f"{out} = {_plain(node, ins)}")
+    if name not in OPERATORS and name not in UFUNCS and name not in ("neg", "invert"):
+        scalar_results(gen, node, outs)  # np.where, np.clip, ... give 0-d arrays
+
+
+def _fits(node, ins: list[str], shape: str, skip: int | None = None) -> str:
+    """A run-time test that every operand broadcasts into ``shape`` without growing it."""
+    ndim = node.outputs[0].ndim
+    tests = []
+    for i, (var, name) in enumerate(zip(node.inputs, ins)):
+        if i == skip or var.ndim == 0:
+            continue
+        tests.append(f"{name}.shape == {shape}" if var.ndim == ndim else f"{name}.shape == {shape}[{ndim - var.ndim}:]")
+    return " and ".join(tests) or "True"
 
 
 def _plain(node, ins: list[str]) -> str:
     name = node.op.name
+    if name in ("maximum", "minimum") and _same_dtype_scalars(node):
+        # np.maximum on numpy scalars costs a ufunc dispatch; a comparison is exact (NaN wins)
+        a, b = ins
+        cmp = ">=" if name == "maximum" else "<="
+        return f"({a} if {a} {cmp} {b} or {a} != {a} else {b})"
     if name in OPERATORS:
         return f"({ins[0]} {OPERATORS[name]} {ins[1]})"
     if name == "neg":
@@ -61,6 +83,11 @@ def _plain(node, ins: list[str]) -> str:
 def _function(name: str) -> str:
     """The global name under which ELEMWISE_FUNCTIONS[name] is reachable (see evaluator)."""
     return f"_elemwise_{name}"
+
+
+def _same_dtype_scalars(node) -> bool:
+    out = node.outputs[0]
+    return out.ndim == 0 and all(v.ndim == 0 and v.dtype == out.dtype for v in node.inputs)
 
 
 @emits(Cast)

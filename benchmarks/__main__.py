@@ -1,0 +1,187 @@
+"""``python -m benchmarks``: W1-W9 in every available system, side by side in one run.
+
+Systems: symscan "fast" and "py", the hand-written numpy loop, and (with the ``bench``
+extra) PyTensor's default mode (Numba) and C backend (``mode="CVM"``) and JAX (jit).
+Every system's result is checked against the numpy loop before it is timed; run times are
+medians of interleaved repeats after a warm-up call; "first" is the time from building the
+function to its first result (compilation included); peak memory is that of one W1 call at
+n = k = 10000 in a fresh process. Results go to a JSON-lines file and a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+import symscan as ss
+from benchmarks import peers, workloads
+
+SYSTEMS = ("fast", "py", "numpy", "pytensor", "pytensor-c", "jax")
+HERE = Path(__file__).resolve().parent
+
+
+def make_system(system: str, work: workloads.Workload) -> Callable:
+    """A callable of the workload's values for ``system`` (compiling it if needed)."""
+    params = work.params or {}
+    if system in ("fast", "py"):
+        return ss.function(work.inputs, work.outputs, mode=system)
+    if system == "numpy":
+        return work.numpy_loop
+    if system == "pytensor":
+        return peers.pytensor_function(work.name, params, None)
+    if system == "pytensor-c":
+        return peers.pytensor_function(work.name, params, "CVM")
+    if system == "jax":
+        return peers.jax_function(work.name, params)
+    raise ValueError(f"unknown system {system!r}; use one of {SYSTEMS}")
+
+
+def as_list(result) -> list:
+    return list(result) if isinstance(result, (list, tuple)) else [result]
+
+
+def check(system: str, work: workloads.Workload, got, expected: list) -> None:
+    got = as_list(got)
+    if len(got) != len(expected):
+        raise AssertionError(f"{work.name} {system}: {len(got)} outputs, expected {len(expected)}")
+    for g, e in zip(got, expected):
+        g = np.asarray(g)
+        if g.shape != np.shape(e) or not np.allclose(g, e, rtol=1e-8, atol=1e-12):
+            raise AssertionError(f"{work.name} {system}: result differs from the numpy loop")
+
+
+def run_workload(work: workloads.Workload, systems: list[str], repeats: int, budget: float) -> list[dict]:
+    expected = work.numpy_loop(*work.values)
+    functions, rows = {}, {}
+    for system in systems:
+        start = time.perf_counter()
+        try:
+            fn = make_system(system, work)
+            built = time.perf_counter() - start
+            result = fn(*work.values)
+        except ImportError:
+            continue
+        first = time.perf_counter() - start
+        check(system, work, result, expected)
+        functions[system] = fn
+        rows[system] = {"workload": work.name, "description": work.description, "system": system,
+                        "build_s": built, "first_result_s": first, "times": []}
+    deadline = time.perf_counter() + budget
+    for i in range(repeats):  # interleaved, so load on the machine affects every system alike
+        for system, fn in functions.items():
+            if i >= 3 and time.perf_counter() > deadline:
+                continue
+            start = time.perf_counter()
+            fn(*work.values)
+            rows[system]["times"].append(time.perf_counter() - start)
+    for row in rows.values():
+        row["median_s"] = statistics.median(row.pop("times"))
+    return list(rows.values())
+
+
+def peak_memory(system: str, n: int, k: int) -> float | None:
+    """Extra resident memory (MB) of one W1 call, sampled every millisecond in a fresh process."""
+    code = (f"from benchmarks.__main__ import _memory_child; _memory_child({system!r}, {n}, {k})")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if result.returncode != 0:
+        return None
+    return json.loads(result.stdout.strip().splitlines()[-1])["peak_mb"]
+
+
+def _memory_child(system: str, n: int, k: int) -> None:
+    import threading
+
+    import psutil
+
+    work = workloads.power(n, k)
+    fn = make_system(system, work)
+    fn(*workloads.power_values(2, 2)[:1], np.int32(2)) if system not in ("numpy",) else None
+    process, peak, running = psutil.Process(), [0], [True]
+    base = process.memory_info().rss
+
+    def sample() -> None:
+        while running[0]:
+            peak[0] = max(peak[0], process.memory_info().rss)
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=sample)
+    thread.start()
+    fn(*work.values)
+    running[0] = False
+    thread.join()
+    print(json.dumps({"peak_mb": max(peak[0] - base, 0) / 1e6}))
+
+
+def markdown(rows: list[dict], memory: dict, quick: bool) -> str:
+    systems = [s for s in SYSTEMS if any(r["system"] == s for r in rows)]
+    by = {(r["workload"], r["system"]): r for r in rows}
+    names = list(dict.fromkeys(r["workload"] for r in rows))
+    lines = [f"Run on {date.today().isoformat()}: {platform.platform()}, {platform.processor() or 'cpu'}, "
+             f"Python {platform.python_version()}, numpy {np.__version__}" + (" (quick sizes)" if quick else ""),
+             "", "Median run time in ms (lower is better); `fast/numpy` is symscan fast over the hand loop.", "",
+             "| workload | " + " | ".join(systems) + " | fast/numpy | symscan build ms |",
+             "|---" * (len(systems) + 3) + "|"]
+    for name in names:
+        cells = [f"{by[(name, s)]['median_s'] * 1e3:.3g}" if (name, s) in by else "-" for s in systems]
+        fast, loop = by.get((name, "fast")), by.get((name, "numpy"))
+        ratio = f"{fast['median_s'] / loop['median_s']:.2f}" if fast and loop else "-"
+        build = f"{fast['build_s'] * 1e3:.1f}" if fast else "-"
+        lines.append(f"| {name} {by[(name, systems[0])]['description']} | " + " | ".join(cells)
+                     + f" | {ratio} | {build} |")
+    lines += ["", "Time to first result in s (building the function, compiling, first call):", "",
+              "| workload | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
+    for name in names:
+        cells = [f"{by[(name, s)]['first_result_s']:.3g}" if (name, s) in by else "-" for s in systems]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if memory:
+        lines += ["", "Peak extra memory of one W1 call (A**k, n = k = 10000, only the last step read), MB:", "",
+                  "| " + " | ".join(memory) + " |", "|---" * len(memory) + "|",
+                  "| " + " | ".join("-" if v is None else f"{v:.1f}" for v in memory.values()) + " |"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (a smoke test)")
+    parser.add_argument("--only", default="", help="comma-separated workloads, e.g. W1,W4")
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated systems")
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--jsonl", default=str(HERE / "results.jsonl"))
+    parser.add_argument("--markdown", default=str(HERE / "results.md"))
+    parser.add_argument("--no-memory", action="store_true", help="skip the W1 memory measurement")
+    args = parser.parse_args(argv)
+    systems = [s for s in args.systems.split(",") if s]
+    available = peers.available()
+    systems = [s for s in systems if not s.startswith("pytensor") or available["pytensor"]]
+    systems = [s for s in systems if s != "jax" or available["jax"]]
+    only = {w for w in args.only.split(",") if w}
+    rows = []
+    for work in workloads.all_workloads(args.quick):
+        if only and work.name not in only:
+            continue
+        work_rows = run_workload(work, systems, 3 if args.quick else args.repeats, 2.0 if args.quick else 20.0)
+        for row in work_rows:
+            print(json.dumps(row), flush=True)
+        rows += work_rows
+    memory = {}
+    if not args.no_memory and (not only or "W1" in only):
+        n = 1000 if args.quick else 10_000
+        memory = {s: peak_memory(s, n, n) for s in systems}
+    Path(args.jsonl).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    Path(args.markdown).write_text(markdown(rows, memory, args.quick))
+    print(Path(args.markdown).read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
