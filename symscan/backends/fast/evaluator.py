@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import linecache
 from collections.abc import Sequence
 
 from symscan.backends.fast import loops, ops
@@ -28,8 +29,10 @@ class FastEvaluator:
                 gen.line(f"{param} = {param}[()]")
         results = gen.graph(fgraph, names)
         self.source = gen.source(name, params, results)
-        self._filename = f"<symscan generated: {name}>"
+        self._filename = f"<symscan generated: {name} {id(self):x}>"
         self._line_nodes = gen.line_nodes
+        # tracebacks and profilers show the generated lines
+        linecache.cache[self._filename] = (len(self.source), None, self.source.splitlines(True), self._filename)
         code = compile(self.source, self._filename, "exec")
         exec(code, gen.namespace)
         self._fn = gen.namespace[name]

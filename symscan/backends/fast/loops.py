@@ -16,6 +16,7 @@ import numpy as np
 
 from symscan.backends import scan_loop
 from symscan.backends.fast.codegen import Codegen, emits
+from symscan.backends.fast.ops import IN_PLACE_MIN_SIZE
 from symscan.backends.reference import ReferenceEvaluator
 from symscan.scan.args import ScanArgs
 from symscan.scan.op import Scan
@@ -186,6 +187,7 @@ def _loop_body(loop: _Loop, n: str, views, outputs: list[_Output], shared: list[
     heads = [loop.name(f"x{k}") for k in range(len(views))]
     for (_, inner), head in zip(views, heads):
         names[inner] = head
+    slots = _plan_slots(loop, outputs, t)
     if views:
         gen.line(f"for {', '.join([t] + heads)} in zip(range({n}), {', '.join(v for v, _ in views)}):")
     else:
@@ -202,12 +204,14 @@ def _loop_body(loop: _Loop, n: str, views, outputs: list[_Output], shared: list[
         names[entry.inner_in] = name
     for entry in args.non_seqs:
         names[entry.inner] = loop.outer[entry.outer]
-    slots = _buffer_slots(loop, outputs, t)
+    for out, (slot, row) in slots.items():
+        gen.line(f"{slot} = {row}")
+        gen.out_slots[out.entry.inner_out] = slot
     results = gen.graph(loop.node.op.inner, names)
-    for var in slots:
-        gen.out_slots.pop(var.entry.inner_out, None)
+    for out in slots:
+        gen.out_slots.pop(out.entry.inner_out, None)
     for out, value in zip(outputs, results):
-        _write(loop, out, value, t, slots.get(out))
+        _write(loop, out, value, t, slots[out][0] if out in slots else None)
     shifts = [(w, w_next) for out, value in zip(outputs, results) if out.window
               for w, w_next in zip(out.window, out.window[1:] + [value])]
     first = len(outputs)
@@ -223,10 +227,11 @@ def _loop_body(loop: _Loop, n: str, views, outputs: list[_Output], shared: list[
     gen.indent -= 1
 
 
-def _buffer_slots(loop: _Loop, outputs: list[_Output], t: str) -> dict:
+def _plan_slots(loop: _Loop, outputs: list[_Output], t: str) -> dict:
     """Buffer rows that a body node (marked ``into_buffer`` by the inplace rewrite) may compute
-    its result into, saving the copy. Only rows nothing still reads: every row of a full
-    buffer, or a ring longer than the taps reach back."""
+    its result into, saving the copy: only rows nothing still reads (every row of a full
+    buffer, or a ring longer than the taps reach back), and only rows large enough to be
+    worth it, decided once per call (emitted here, before the loop) from the row shape."""
     gen, slots = loop.gen, {}
     for i, out in enumerate(outputs):
         node, entry = out.entry.inner_out.owner, out.entry
@@ -234,12 +239,11 @@ def _buffer_slots(loop: _Loop, outputs: list[_Output], t: str) -> dict:
                 or not isinstance(node.op, Elemwise) or (not out.recurrent and None in entry.inner_out.type.shape)
                 or (entry.ring is not None and entry.ring <= out.history)):
             continue
-        slot = loop.name(f"slot{i}")
+        slot, big = loop.name(f"slot{i}"), loop.name(f"big{i}")
         row = (f"{out.store}[{t} % {out.store}.shape[0]]" if entry.ring is not None
                else f"{out.store}[{out.history} + {t}]")
-        gen.line(f"{slot} = {row}")
-        gen.out_slots[entry.inner_out] = slot
-        slots[out] = slot
+        gen.line(f"{big} = np.prod({out.store}.shape[1:]) >= {IN_PLACE_MIN_SIZE}")
+        slots[out] = (slot, f"{row} if {big} else None")
     return slots
 
 
