@@ -122,6 +122,20 @@ def _memory_child(system: str, n: int, k: int) -> None:
     print(json.dumps({"peak_mb": max(peak[0] - base, 0) / 1e6}))
 
 
+INTRO = """# Benchmarks
+
+`python -m benchmarks` (after `pip install -e ".[dev,bench]"` for the peers) runs W1-W9 in every
+available system side by side and rewrites this file; `--quick` is a smoke test, `--only W1,W4`
+and `--systems fast,numpy` narrow it. Workloads (float64, fixed seeds) are defined in
+`workloads.py`, the peers' versions in `peers.py`. Every system's result is checked against
+the hand-written numpy loop before it is timed. "numpy" is that loop: the practical limit of
+a Python loop over numpy; PyTensor runs in its default mode (Numba) and with its C backend
+(`mode="CVM"`), JAX under `jax.jit`. The machine is shared and noisy: compare columns within
+a run, not across runs.
+
+"""
+
+
 def markdown(rows: list[dict], memory: dict, quick: bool) -> str:
     systems = [s for s in SYSTEMS if any(r["system"] == s for r in rows)]
     by = {(r["workload"], r["system"]): r for r in rows}
@@ -157,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated systems")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--jsonl", default=str(HERE / "results.jsonl"))
-    parser.add_argument("--markdown", default=str(HERE / "results.md"))
+    parser.add_argument("--markdown", default=str(HERE / "README.md"), help="where the table goes")
     parser.add_argument("--no-memory", action="store_true", help="skip the W1 memory measurement")
     args = parser.parse_args(argv)
     systems = [s for s in args.systems.split(",") if s]
@@ -178,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         n = 1000 if args.quick else 10_000
         memory = {s: peak_memory(s, n, n) for s in systems}
     Path(args.jsonl).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    Path(args.markdown).write_text(markdown(rows, memory, args.quick))
+    Path(args.markdown).write_text(INTRO + markdown(rows, memory, args.quick))
     print(Path(args.markdown).read_text())
     return 0
 
