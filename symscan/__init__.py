@@ -16,5 +16,15 @@ from symscan.tensor.shared import shared
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    """``ss.onnx`` imports the exporter on first use: onnx is optional and slow to import."""
+    if name == "onnx":
+        import importlib
+
+        return importlib.import_module("symscan.onnx")
+    raise AttributeError(f"module 'symscan' has no attribute {name!r}")
+
+
 __all__ = ["Function", "FunctionGraph", "MissingInputError", "RandomStream", "TensorType", "config", "dprint",
            "foldl", "foldr", "function", "graph", "map", "reduce", "scan", "shared", "tensor", "until"]

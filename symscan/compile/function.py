@@ -137,6 +137,10 @@ class Function:
             return ReferenceEvaluator(self.fgraph)
         if self.mode.backend == "fast":
             return FastEvaluator(self.fgraph, name=_identifier(self.name))
+        if self.mode.backend == "onnxruntime":
+            from symscan.onnx.runtime import OnnxRuntimeEvaluator  # onnx is an optional dependency
+
+            return OnnxRuntimeEvaluator(self, self.fgraph)
         raise NotImplementedError(f"mode {self.mode.name!r} is not available yet; use mode='py' or 'fast'")
 
     @property

@@ -1,0 +1,124 @@
+"""The lowering context: names, nodes and constants of one ONNX graph being written.
+
+Each op class has a lowering (``@lowers(OpClass)``) that appends the ONNX nodes computing a
+node from the names of its inputs. Loop bodies are written in child contexts, which see the
+enclosing graph's names (ONNX subgraphs may read outer values by name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from symscan.graph.basic import Apply, Constant, Variable, describe
+from symscan.graph.fg import FunctionGraph
+
+LOWERINGS: dict[type, Callable] = {}
+
+
+class ExportError(NotImplementedError):
+    """Something in the graph has no ONNX form; the message names the op and the variable."""
+
+
+def lowers(*op_classes: type) -> Callable:
+    """Register ``fn(ctx, node, ins) -> list of output names`` for nodes of these op classes."""
+
+    def register(fn: Callable) -> Callable:
+        for cls in op_classes:
+            LOWERINGS[cls] = fn
+        return fn
+
+    return register
+
+
+def onnx_type(dtype) -> int:
+    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
+class Lowering:
+    """An ONNX graph under construction (the model's, or a loop body's)."""
+
+    def __init__(self, opset: int, parent: Lowering | None = None):
+        self.opset = opset
+        self.parent = parent
+        self.nodes: list[onnx.NodeProto] = []
+        self.names: dict[Variable, str] = {}
+        self._taken: set[str] = parent._taken if parent else set()
+
+    # ------------------------------------------------------------------ names
+    def fresh(self, hint: str = "t") -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "t"
+        name, count = base, 0
+        while name in self._taken:
+            count += 1
+            name = f"{base}_{count}"
+        self._taken.add(name)
+        return name
+
+    def lookup(self, var: Variable) -> str | None:
+        context = self
+        while context is not None:
+            if var in context.names:
+                return context.names[var]
+            context = context.parent
+        return None
+
+    def name_of(self, var: Variable) -> str:
+        name = self.lookup(var)
+        if name is not None:
+            return name
+        if isinstance(var, Constant):
+            name = self.const(var.data, var.name or "const")
+            self.names[var] = name
+            return name
+        raise ExportError(f"the exported graph needs {describe(var)}, which is not one of its inputs")
+
+    # ------------------------------------------------------------------ nodes
+    def op(self, op_type: str, inputs: list[str], n_out: int = 1, hint: str | None = None, **attrs) -> list[str]:
+        outs = [self.fresh(hint or op_type.lower()) for _ in range(n_out)]
+        self.nodes.append(helper.make_node(op_type, inputs, outs, name=self.fresh(f"n_{op_type}"), **attrs))
+        return outs
+
+    def op1(self, op_type: str, inputs: list[str], hint: str | None = None, **attrs) -> str:
+        return self.op(op_type, inputs, 1, hint, **attrs)[0]
+
+    def const(self, value, hint: str = "const") -> str:
+        array = np.asarray(value)
+        tensor = numpy_helper.from_array(array, name=self.fresh(hint + "_value"))
+        return self.op1("Constant", [], hint=hint, value=tensor)
+
+    def ints(self, values, hint: str = "ints") -> str:
+        return self.const(np.asarray(values, dtype=np.int64), hint)
+
+    def cast(self, name: str, from_dtype, to_dtype) -> str:
+        if np.dtype(from_dtype) == np.dtype(to_dtype):
+            return name
+        return self.op1("Cast", [name], to=onnx_type(to_dtype))
+
+    # ------------------------------------------------------------------ graphs
+    def graph(self, fgraph: FunctionGraph, input_names: list[str]) -> list[str]:
+        """Lower every node of ``fgraph`` (its inputs already named); the output names."""
+        self.names.update(zip(fgraph.inputs, input_names))
+        for node in fgraph.toposort():
+            self.node(node)
+        return [self.name_of(out) for out in fgraph.outputs]
+
+    def node(self, node: Apply) -> None:
+        lowering = LOWERINGS.get(type(node.op))
+        if lowering is None:
+            shown = ", ".join(describe(o) for o in node.outputs)
+            raise ExportError(f"{node.op} has no ONNX lowering (it computes {shown}); compute it outside the "
+                              "exported function or use mode='py'/'fast'")
+        outs = lowering(self, node, [self.name_of(v) for v in node.inputs])
+        self.names.update(zip(node.outputs, outs))
+
+
+def value_info(name: str, var: Variable) -> onnx.ValueInfoProto:
+    """A graph input/output declaration with the variable's dtype and static shape."""
+    vtype = var.type
+    if not hasattr(vtype, "dtype"):
+        raise ExportError(f"{describe(var)} is not a tensor, so it cannot be a graph input or output")
+    return helper.make_tensor_value_info(name, onnx_type(vtype.dtype), list(vtype.shape))

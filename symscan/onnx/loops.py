@@ -1,0 +1,247 @@
+"""Scan lowering: ONNX ``Scan`` where it fits, ``Loop`` for everything else.
+
+ONNX Scan takes sequences read at tap 0, sit-sot states and per-step outputs: a scan with
+only those, no ``until``, no ring buffers, no nested loop and a step count that cannot turn
+negative lowers to Scan (``go_backwards`` through ``scan_input_directions``). Everything
+else lowers to Loop: the iteration number reads each sequence tap by Gather (from the end
+when going backwards, decided at run time when a negative n_steps may reverse the loop),
+a mit-sot's window of past values is loop state, ``until`` becomes the loop condition, and
+a ringed output keeps its last steps. Non-sequences are read from the enclosing graph by
+name. Shared updates are final loop states.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import helper
+
+from symscan.onnx.context import Lowering, lowers, onnx_type
+from symscan.onnx.tensor_ops import unsqueeze
+from symscan.scan.args import RecurrentEntry, ScanArgs
+from symscan.scan.op import Scan
+from symscan.tensor.basic import static_int
+
+
+def _info(name: str, var, leading: tuple = ()) -> object:
+    shape = list(leading) + list(var.type.shape) if hasattr(var.type, "shape") else None
+    return helper.make_tensor_value_info(name, onnx_type(var.type.dtype), shape)
+
+
+def _scalar_info(name: str, dtype: str) -> object:
+    return helper.make_tensor_value_info(name, onnx_type(dtype), [])
+
+
+def fits_onnx_scan(args: ScanArgs) -> bool:
+    steps = static_int(args.n_steps)
+    return (bool(args.sequences) and all(s.taps == (0,) for s in args.sequences) and not args.mit_sot
+            and args.until is None and all(e.ring is None for e in args.buffered)
+            and (args.steps_from_sequences or (steps is not None and steps >= 0))
+            and not any(isinstance(n.op, Scan) for n in args_inner_nodes(args)))
+
+
+def args_inner_nodes(args: ScanArgs) -> list:
+    from symscan.graph.traversal import toposort
+
+    return toposort(args.inner_outputs(), stop_at=args.inner_inputs())
+
+
+@lowers(Scan)
+def lower_scan(ctx: Lowering, node, ins: list[str]) -> list[str]:
+    args = ScanArgs.from_node(node)
+    outer = dict(zip(node.inputs, ins))
+    if fits_onnx_scan(args):
+        return _as_onnx_scan(ctx, node, args, outer)
+    return _as_onnx_loop(ctx, node, args, outer)
+
+
+def _lower_body(body: Lowering, args: ScanArgs, names: dict, outer: dict) -> list[str]:
+    """Lower the inner graph into ``body``; non-sequences read the enclosing graph's names."""
+    body.names.update(names)
+    for entry in args.non_seqs:
+        body.names[entry.inner] = outer[entry.outer]
+    for inner_node in args_inner_nodes(args):
+        body.node(inner_node)
+    return [body.name_of(v) for v in args.inner_outputs()]
+
+
+def _copy(body: Lowering, name: str) -> str:
+    """Graph outputs need names of their own even when the value is an input or repeats."""
+    return body.op1("Identity", [name])
+
+
+def _steps(ctx: Lowering, args: ScanArgs, outer: dict) -> str:
+    return ctx.cast(outer[args.n_steps], args.n_steps.dtype, "int64")
+
+
+def _as_onnx_scan(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]:
+    n = _steps(ctx, args, outer)
+    names, inputs_info, scan_inputs = {}, [], []
+    states = [(e.inner_in[0], outer[e.outer_init]) for e in args.sit_sot]
+    states += [(s.inner_in, outer[s.outer]) for s in args.shared]
+    for inner, _ in states:
+        names[inner] = ctx.fresh(f"{inner.name or 'state'}_in")
+        inputs_info.append(_info(names[inner], inner))
+    directions = []
+    for seq in args.sequences:
+        length = ctx.op1("Gather", [ctx.op1("Shape", [outer[seq.outer]]), ctx.const(np.int64(0))])
+        start = ctx.op1("Sub", [length, n]) if args.go_backwards else ctx.const(np.int64(0))
+        stop = length if args.go_backwards else n
+        scan_inputs.append(ctx.op1("Slice", [outer[seq.outer], unsqueeze(ctx, start, [0]),
+                                             unsqueeze(ctx, stop, [0]), ctx.ints([0])]))
+        inner = seq.inner[0]
+        names[inner] = ctx.fresh(f"{inner.name or 'element'}_in")
+        directions.append(int(args.go_backwards))
+    inputs_info += [_info(names[s.inner[0]], s.inner[0]) for s in args.sequences]
+    body = Lowering(ctx.opset, ctx)
+    results = _lower_body(body, args, names, outer)
+    sit = results[:len(args.sit_sot)]
+    nit = results[len(args.sit_sot):len(args.sit_sot) + len(args.nit_sot)]
+    shared = results[len(args.sit_sot) + len(args.nit_sot):]
+    state_outs = [_copy(body, r) for r in sit + shared]
+    stacked_outs = [_copy(body, r) for r in sit + nit]
+    outputs_info = [_info(name, e.inner_out) for name, e in zip(state_outs, args.sit_sot + args.shared)]
+    outputs_info += [_info(name, e.inner_out) for name, e in zip(stacked_outs, args.sit_sot + args.nit_sot)]
+    graph = helper.make_graph(body.nodes, ctx.fresh("scan_body"), inputs_info, outputs_info)
+    outs = ctx.op("Scan", [initial for _, initial in states] + scan_inputs, len(state_outs) + len(stacked_outs),
+                  hint="scan", body=graph, num_scan_inputs=len(scan_inputs), scan_input_directions=directions)
+    finals, stacks = outs[:len(state_outs)], outs[len(state_outs):]
+    results = []
+    for entry, stack in zip(args.sit_sot, stacks):  # the buffer: the initial state, then the steps
+        first = unsqueeze(ctx, outer[entry.outer_init], [0])
+        results.append(ctx.op1("Concat", [first, stack], axis=0))
+    results += stacks[len(args.sit_sot):]
+    return results + finals[len(args.sit_sot):]
+
+
+def _as_onnx_loop(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]:
+    n = _steps(ctx, args, outer)
+    steps = static_int(args.n_steps)
+    if args.steps_from_sequences or (steps is not None and steps >= 0):
+        back = ctx.const(np.bool_(args.go_backwards))
+    else:  # a negative n_steps reverses the loop: decided at run time
+        negative = ctx.op1("Less", [n, ctx.const(np.int64(0))])
+        back = ctx.op1("Xor", [ctx.const(np.bool_(args.go_backwards)), negative])
+        n = ctx.op1("Abs", [n])
+    carried = _initial_windows(ctx, args, outer)
+    body = Lowering(ctx.opset, ctx)
+    iteration, keep_going = body.fresh("i"), body.fresh("cond_in")
+    window_names = [body.fresh(f"{e.label or 'state'}_window".replace(" ", "_")) for e in args.recurrent]
+    shared_names = [body.fresh(f"{s.label or 'shared'}_in") for s in args.shared]
+    names = _sequence_reads(ctx, body, args, outer, iteration, back)
+    for entry, window in zip(args.recurrent, window_names):
+        for tap, inner in zip(entry.taps, entry.inner_in):
+            names[inner] = window if entry in args.sit_sot else \
+                body.op1("Gather", [window, body.const(np.int64(entry.span + tap))], axis=0)
+    names.update({s.inner_in: name for s, name in zip(args.shared, shared_names)})
+    results = _lower_body(body, args, names, outer)
+    new_windows = [_shifted(body, e, w, r, e in args.sit_sot)
+                   for e, w, r in zip(args.recurrent, window_names, results)]
+    n_buffered = len(args.buffered)
+    shared_results = results[n_buffered:n_buffered + len(args.shared)]
+    condition = body.op1("Not", [results[-1]]) if args.until is not None else _copy(body, keep_going)
+    # Each step's output leaves the body flattened (a 1-d row; the shape comes back below), as
+    # onnx's reference Loop stacks rows with vstack; a nit-sot's step shape is carried out.
+    stacked = [_copy(body, body.op1("Reshape", [r, body.ints([-1])])) for r in results[:n_buffered]]
+    shape_names = [body.fresh("step_shape_in") for _ in args.nit_sot]
+    shape_outs = [body.op1("Shape", [r]) for r in results[len(args.recurrent):n_buffered]]
+    body_outputs = ([condition] + [_copy(body, w) for w in new_windows] + [_copy(body, r) for r in shared_results]
+                    + shape_outs)
+    inputs_info = [_scalar_info(iteration, "int64"), _scalar_info(keep_going, "bool")]
+    inputs_info += [_window_info(name, args, e) for name, e in zip(window_names, args.recurrent)]
+    inputs_info += [_info(name, s.inner_in) for name, s in zip(shared_names, args.shared)]
+    inputs_info += [_shape_info(name, e) for name, e in zip(shape_names, args.nit_sot)]
+    outputs_info = [_scalar_info(condition, "bool")]
+    outputs_info += [_window_info(name, args, e) for name, e in zip(body_outputs[1:], args.recurrent)]
+    outputs_info += [_info(name, s.inner_out) for name, s in zip(body_outputs[1 + len(args.recurrent):], args.shared)]
+    outputs_info += [_shape_info(name, e) for name, e in zip(shape_outs, args.nit_sot)]
+    outputs_info += [helper.make_tensor_value_info(name, onnx_type(e.inner_out.type.dtype), [None])
+                     for name, e in zip(stacked, args.buffered)]
+    graph = helper.make_graph(body.nodes, ctx.fresh("loop_body"), inputs_info, outputs_info)
+    initial = carried + [outer[s.outer] for s in args.shared]
+    initial += [ctx.const(np.zeros(e.inner_out.ndim, dtype=np.int64), "step_shape") for e in args.nit_sot]
+    outs = ctx.op("Loop", [n, ctx.const(np.bool_(True))] + initial, len(initial) + n_buffered, hint="loop",
+                  body=graph)
+    finals, stacks = outs[:len(initial)], outs[len(initial):]
+    n_rec, n_shared = len(args.recurrent), len(args.shared)
+    step_shapes = [_state_shape(ctx, outer[e.outer_init], e in args.sit_sot) for e in args.recurrent]
+    step_shapes += finals[n_rec + n_shared:]
+    stacks = [_unflatten(ctx, stack, shape) for stack, shape in zip(stacks, step_shapes)]
+    results = [_buffer(ctx, e, stack, first, e in args.sit_sot)
+               for e, stack, first in zip(args.recurrent, stacks, carried)]
+    results += [_ring(ctx, e, stack) for e, stack in zip(args.nit_sot, stacks[n_rec:])]
+    return results + finals[n_rec:n_rec + n_shared]
+
+
+def _shape_info(name: str, entry) -> object:
+    return helper.make_tensor_value_info(name, onnx_type("int64"), [entry.inner_out.ndim])
+
+
+def _state_shape(ctx: Lowering, init: str, sit_sot: bool) -> str:
+    """The shape of one step of a recurrent output, read off its initial value."""
+    shape = ctx.op1("Shape", [init])
+    return shape if sit_sot else ctx.op1("Slice", [shape, ctx.ints([1]), ctx.ints([2 ** 62])])
+
+
+def _unflatten(ctx: Lowering, stack: str, step_shape: str) -> str:
+    """(steps, flat row) back to (steps, *step shape)."""
+    rows = ctx.op1("Slice", [ctx.op1("Shape", [stack]), ctx.ints([0]), ctx.ints([1])])
+    return ctx.op1("Reshape", [stack, ctx.op1("Concat", [rows, step_shape], axis=0)], allowzero=1)
+
+
+def _initial_windows(ctx: Lowering, args: ScanArgs, outer: dict) -> list[str]:
+    """Loop state for each recurrent output: a sit-sot's state, a mit-sot's first ``span`` rows."""
+    windows = []
+    for entry in args.recurrent:
+        init = outer[entry.outer_init]
+        if entry in args.sit_sot:
+            windows.append(init)
+        else:
+            windows.append(ctx.op1("Slice", [init, ctx.ints([0]), ctx.ints([entry.span]), ctx.ints([0])]))
+    return windows
+
+
+def _window_info(name: str, args: ScanArgs, entry: RecurrentEntry):
+    state = args.state_type(entry)
+    leading = () if entry in args.sit_sot else (entry.span,)
+    return helper.make_tensor_value_info(name, onnx_type(state.dtype), list(leading) + list(state.shape))
+
+
+def _shifted(body: Lowering, entry: RecurrentEntry, window: str, new: str, sit_sot: bool) -> str:
+    """The window after a step: drop the oldest row, append the new value (a sit-sot's
+    window is its state)."""
+    if sit_sot:
+        return new
+    rest = body.op1("Slice", [window, body.ints([1]), body.ints([entry.span]), body.ints([0])])
+    return body.op1("Concat", [rest, unsqueeze(body, new, [0])], axis=0)
+
+
+def _sequence_reads(ctx: Lowering, body: Lowering, args: ScanArgs, outer: dict, iteration: str, back: str) -> dict:
+    """Each sequence tap's element at the iteration number (from the end when going backwards)."""
+    names = {}
+    for seq in args.sequences:
+        data = outer[seq.outer]
+        length = ctx.op1("Gather", [ctx.op1("Shape", [data]), ctx.const(np.int64(0))])
+        for tap, inner in zip(seq.taps, seq.inner):
+            offset = np.int64(seq.offset(tap))
+            forward = body.op1("Add", [iteration, body.const(offset)])
+            last = ctx.op1("Add", [length, ctx.const(np.int64(seq.offset(tap) - seq.span - 1))])
+            backward = body.op1("Sub", [last, iteration])
+            position = body.op1("Where", [back, backward, forward])
+            names[inner] = body.op1("Gather", [data, position], axis=0)
+    return names
+
+
+def _buffer(ctx: Lowering, entry: RecurrentEntry, stack: str, first: str, sit_sot: bool) -> str:
+    """A recurrent output: the initial rows then the steps (or, ringed, the last steps)."""
+    if entry.ring is not None:
+        return _ring(ctx, entry, stack)
+    rows = unsqueeze(ctx, first, [0]) if sit_sot else first
+    return ctx.op1("Concat", [rows, stack], axis=0)
+
+
+def _ring(ctx: Lowering, entry, stack: str) -> str:
+    """A ringed output is the last ``ring`` steps; otherwise every step."""
+    if entry.ring is None:
+        return stack
+    return ctx.op1("Slice", [stack, ctx.ints([-entry.ring]), ctx.ints([2 ** 62]), ctx.ints([0])])
+

@@ -1,0 +1,32 @@
+"""mode="onnxruntime": export once, open one onnxruntime session, run it on each call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from symscan.graph.fg import FunctionGraph
+
+
+class OnnxRuntimeEvaluator:
+    """Same interface as the other evaluators: (input values, shared values) -> outputs."""
+
+    def __init__(self, function, fgraph: FunctionGraph):
+        try:
+            import onnxruntime as ort
+        except ImportError as err:
+            raise ImportError("mode='onnxruntime' needs onnxruntime: pip install 'symscan[onnx]'") from err
+        from symscan.onnx.export import export
+
+        self.model = export(function)
+        self.session = ort.InferenceSession(self.model.SerializeToString(), providers=["CPUExecutionProvider"])
+        self.input_names = [i.name for i in self.session.get_inputs()]
+        self.shared = fgraph.shared_variables
+        self.n_inputs = len(fgraph.inputs)
+
+    def __call__(self, inputs: Sequence, shared: dict | None = None) -> list:
+        shared = shared or {}
+        values = list(inputs) + [shared[v] for v in self.shared]
+        feeds = {name: np.asarray(value) for name, value in zip(self.input_names, values)}
+        return self.session.run(None, feeds)
