@@ -1,6 +1,7 @@
 """``python -m benchmarks``: W1-W9 in every available system, side by side in one run.
 
-Systems: symscan "fast" and "py", the hand-written numpy loop, and (with the ``bench``
+Systems: symscan "fast", "py" and "onnxruntime" (the optimised graph exported to ONNX), the
+hand-written numpy loop, and (with the ``bench``
 extra) PyTensor's default mode (Numba) and C backend (``mode="CVM"``) and JAX (jit).
 Every system's result is checked against the numpy loop before it is timed; run times are
 medians of interleaved repeats after a warm-up call; "first" is the time from building the
@@ -26,14 +27,14 @@ import numpy as np
 import symscan as ss
 from benchmarks import peers, workloads
 
-SYSTEMS = ("fast", "py", "numpy", "pytensor", "pytensor-c", "jax")
+SYSTEMS = ("fast", "py", "onnxruntime", "numpy", "pytensor", "pytensor-c", "jax")
 HERE = Path(__file__).resolve().parent
 
 
 def make_system(system: str, work: workloads.Workload) -> Callable:
     """A callable of the workload's values for ``system`` (compiling it if needed)."""
     params = work.params or {}
-    if system in ("fast", "py"):
+    if system in ("fast", "py", "onnxruntime"):
         return ss.function(work.inputs, work.outputs, mode=system)
     if system == "numpy":
         return work.numpy_loop
