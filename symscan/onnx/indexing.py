@@ -34,8 +34,10 @@ def _entries(spec: tuple, names: list[str], variables: list) -> list[tuple]:
     return out
 
 
-def _slice_bounds(ctx: Lowering, entry, names, variables) -> tuple[str, str, str]:
-    """ONNX Slice start/end/step for a numpy slice (defaults depend on the step's sign)."""
+def _slice_bounds(ctx: Lowering, entry, names, variables, length) -> tuple[str, str, str]:
+    """ONNX Slice start/end/step for a numpy slice (defaults depend on the step's sign).
+    ``length()`` gives the axis length, needed when a start before the axis may meet a negative
+    step: ONNX clamps that start to 0 (one element), numpy's slice is empty."""
     parts = iter(zip(names, variables))
     start = next(parts) if entry[1] else None
     stop = next(parts) if entry[2] else None
@@ -51,23 +53,37 @@ def _slice_bounds(ctx: Lowering, entry, names, variables) -> tuple[str, str, str
 
     start_name = _int64(ctx, *start) if start else default(0, INT64_MAX)
     stop_name = _int64(ctx, *stop) if stop else default(INT64_MAX, INT64_MIN)
+    known_start = static_int(start[1]) if start else None
+    if start and sign != 1 and (known_start is None or known_start < 0):
+        zero = ctx.const(np.int64(0))
+        empty = ctx.op1("Less", [ctx.op1("Add", [start_name, length()]), zero])
+        if sign is None:
+            empty = ctx.op1("And", [empty, ctx.op1("Less", [step_name, zero])])
+        start_name, stop_name = (ctx.op1("Where", [empty, zero, n]) for n in (start_name, stop_name))
     return start_name, stop_name, step_name
 
 
-def index(ctx: Lowering, x: str, spec: tuple, names: list[str], variables: list) -> str:
-    """``x[index]`` for an index spec (see symscan.tensor.subtensor) in ONNX ops."""
+def index(ctx: Lowering, x: str, spec: tuple, names: list[str], variables: list, ndim: int) -> str:
+    """``x[index]`` for an index spec (see symscan.tensor.subtensor) in ONNX ops; ``x`` has ``ndim`` axes."""
     listed = _entries(spec, names, variables)
     # numpy keeps advanced indices' dims in place only when nothing (not even "...") separates them
     positions = [p for p, (entry, _, _) in enumerate(listed) if entry in (INT, ARRAY)]
     adjacent = positions == list(range(positions[0], positions[-1] + 1)) if positions else True
     entries = [e for e in listed if e[0] != ("ellipsis",)]
+    full = (("slice", False, False, False), [], [])
+    entries += [full] * (ndim - sum(1 for e in entries if e[0] != NONE))  # the axes after the index
     new_axes = [axis for axis, (entry, _, _) in enumerate(entries) if entry == NONE]
     if new_axes:
         x = unsqueeze(ctx, x, new_axes)
-        entries = [(("slice", False, False, False), [], []) if e[0] == NONE else e for e in entries]
+        entries = [full if e[0] == NONE else e for e in entries]
     slices = [(axis, e) for axis, e in enumerate(entries) if e[0][0] == "slice" and any(e[0][1:])]
     if slices:
-        bounds = [_slice_bounds(ctx, *e) for _, e in slices]
+        source = x
+
+        def length_of(axis: int):
+            return lambda: ctx.op1("Gather", [ctx.op1("Shape", [source]), ctx.const(np.int64(axis))])
+
+        bounds = [_slice_bounds(ctx, *e, length_of(axis)) for axis, e in slices]
         x = ctx.op1("Slice", [x, _stack(ctx, [b[0] for b in bounds]), _stack(ctx, [b[1] for b in bounds]),
                               ctx.ints([axis for axis, _ in slices]), _stack(ctx, [b[2] for b in bounds])])
     advanced = [axis for axis, (entry, _, _) in enumerate(entries) if entry in (INT, ARRAY)]
@@ -111,7 +127,7 @@ def _gather_nd(ctx: Lowering, x: str, entries: list, advanced: list[int], adjace
 
 @lowers(Subtensor)
 def lower_subtensor(ctx: Lowering, node, ins: list[str]) -> list[str]:
-    result = index(ctx, ins[0], node.op.spec, ins[1:], node.inputs[1:])
+    result = index(ctx, ins[0], node.op.spec, ins[1:], node.inputs[1:], node.inputs[0].ndim)
     return [ctx.op1("Identity", [result]) if result == ins[0] else result]
 
 
@@ -121,7 +137,7 @@ def lower_inc_subtensor(ctx: Lowering, node, ins: list[str]) -> list[str]:
     shape = ctx.op1("Shape", [ins[0]])
     size = reduce(ctx, "ReduceProd", shape, [0], False) if x.ndim else ctx.const(np.int64(1))
     positions = ctx.op1("Reshape", [ctx.op1("Range", [ctx.const(np.int64(0)), size, ctx.const(np.int64(1))]), shape])
-    chosen = index(ctx, positions, node.op.spec, ins[2:], node.inputs[2:])
+    chosen = index(ctx, positions, node.op.spec, ins[2:], node.inputs[2:], x.ndim)
     values = ctx.op1("Expand", [ctx.cast(ins[1], y.dtype, x.dtype), ctx.op1("Shape", [chosen])])
     flat = ctx.ints([-1])
     scattered = ctx.op1("ScatterElements", [ctx.op1("Reshape", [ins[0], flat]), ctx.op1("Reshape", [chosen, flat]),

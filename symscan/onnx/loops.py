@@ -7,7 +7,9 @@ else lowers to Loop: the iteration number reads each sequence tap by Gather (fro
 when going backwards, decided at run time when a negative n_steps may reverse the loop),
 a mit-sot's window of past values is loop state, ``until`` becomes the loop condition, and
 a ringed output keeps its last steps. Non-sequences are read from the enclosing graph by
-name. Shared updates are final loop states.
+name. Shared updates are final loop states. A loop that may run no step and needs one (see
+``_may_run_no_step``) runs one on zeros and drops it; a sequence too short for the step count
+makes a Gather fail (``_checked_steps``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ def args_inner_nodes(args: ScanArgs) -> list:
     return toposort(args.inner_outputs(), stop_at=args.inner_inputs())
 
 
+def _read_by_body(args: ScanArgs) -> set:
+    """The inner variables the body reads (or returns)."""
+    return {v for n in args_inner_nodes(args) for v in n.inputs} | set(args.inner_outputs())
+
+
 @lowers(Scan)
 def lower_scan(ctx: Lowering, node, ins: list[str]) -> list[str]:
     args = ScanArgs.from_node(node)
@@ -73,8 +80,23 @@ def _steps(ctx: Lowering, args: ScanArgs, outer: dict) -> str:
     return ctx.cast(outer[args.n_steps], args.n_steps.dtype, "int64")
 
 
+def _checked_steps(ctx: Lowering, args: ScanArgs, outer: dict, n: str) -> str:
+    """``n`` (non-negative), read through a Gather that fails, as mode "py" does, when a sequence
+    has fewer rows than ``n`` steps and its taps need (else Slice would run fewer steps and a
+    backward read would wrap round). Steps counted from the sequences need no check."""
+    if args.steps_from_sequences:
+        return n
+    for seq in args.sequences:
+        length = ctx.op1("Gather", [ctx.op1("Shape", [outer[seq.outer]]), ctx.const(np.int64(0))])
+        rows = ctx.op1("Range", [ctx.const(np.int64(0)), ctx.op1("Add", [length, ctx.const(np.int64(1))]),
+                                 ctx.const(np.int64(1))])
+        need = ctx.op1("Add", [n, ctx.const(np.int64(seq.span))])
+        n = ctx.op1("Sub", [ctx.op1("Gather", [rows, need]), ctx.const(np.int64(seq.span))])
+    return n
+
+
 def _as_onnx_scan(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]:
-    n = _steps(ctx, args, outer)
+    n = _checked_steps(ctx, args, outer, _steps(ctx, args, outer))
     names, inputs_info, scan_inputs = {}, [], []
     states = [(e.inner_in[0], outer[e.outer_init]) for e in args.sit_sot]
     states += [(s.inner_in, outer[s.outer]) for s in args.shared]
@@ -82,12 +104,16 @@ def _as_onnx_scan(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
         names[inner] = ctx.fresh(f"{inner.name or 'state'}_in")
         inputs_info.append(_info(names[inner], inner))
     directions = []
+    no_step = _no_step(ctx, n) if _may_run_no_step(args) else None
     for seq in args.sequences:
-        length = ctx.op1("Gather", [ctx.op1("Shape", [outer[seq.outer]]), ctx.const(np.int64(0))])
-        start = ctx.op1("Sub", [length, n]) if args.go_backwards else ctx.const(np.int64(0))
-        stop = length if args.go_backwards else n
-        scan_inputs.append(ctx.op1("Slice", [outer[seq.outer], unsqueeze(ctx, start, [0]),
-                                             unsqueeze(ctx, stop, [0]), ctx.ints([0])]))
+        if args.go_backwards:  # the last n elements
+            stop = ctx.op1("Gather", [ctx.op1("Shape", [outer[seq.outer]]), ctx.const(np.int64(0))])
+            start = ctx.op1("Sub", [stop, n])
+        else:
+            start, stop = ctx.const(np.int64(0)), n
+        steps = ctx.op1("Slice", [outer[seq.outer], unsqueeze(ctx, start, [0]), unsqueeze(ctx, stop, [0]),
+                                  ctx.ints([0])])
+        scan_inputs.append(steps if no_step is None else _or_zero_rows(ctx, steps, seq.outer, 1, no_step))
         inner = seq.inner[0]
         names[inner] = ctx.fresh(f"{inner.name or 'element'}_in")
         directions.append(int(args.go_backwards))
@@ -105,33 +131,92 @@ def _as_onnx_scan(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
     outs = ctx.op("Scan", [initial for _, initial in states] + scan_inputs, len(state_outs) + len(stacked_outs),
                   hint="scan", body=graph, num_scan_inputs=len(scan_inputs), scan_input_directions=directions)
     finals, stacks = outs[:len(state_outs)], outs[len(state_outs):]
+    shared_finals = finals[len(args.sit_sot):]
+    if no_step is not None:  # the step run on zeros leaves no trace
+        shared_finals = _unless(ctx, no_step, [outer[s.outer] for s in args.shared], shared_finals)
+        stacks = [_first_rows(ctx, stack, n) for stack in stacks]
     results = []
     for entry, stack in zip(args.sit_sot, stacks):  # the buffer: the initial state, then the steps
         first = unsqueeze(ctx, outer[entry.outer_init], [0])
         results.append(ctx.op1("Concat", [first, stack], axis=0))
     results += stacks[len(args.sit_sot):]
-    return results + finals[len(args.sit_sot):]
+    return results + shared_finals
 
 
-def _as_onnx_loop(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]:
+def _may_run_no_step(args: ScanArgs) -> bool:
+    """Whether the step count may be 0 at run time.
+
+    A loop that may run no step runs one on zeros instead and drops its results: onnxruntime's
+    Scan rejects empty scan inputs, and a nit-sot's step shape (which its empty output keeps)
+    is only known by running the body, as mode "py" does (``unrun_nit_sot_shapes``).
+    """
+    steps = static_int(args.n_steps)
+    return steps is None or steps == 0
+
+
+def _no_step(ctx: Lowering, n: str) -> str:
+    return ctx.op1("LessOrEqual", [n, ctx.const(np.int64(0))])
+
+
+def _or_zero_rows(ctx: Lowering, data: str, var, rows: int, no_step: str) -> str:
+    """``data``, or ``rows`` rows of zeros shaped like its elements when no step runs."""
+    then, other = Lowering(ctx.opset, ctx), Lowering(ctx.opset, ctx)
+    element_shape = then.op1("Slice", [then.op1("Shape", [data]), then.ints([1]), then.ints([2 ** 62])])
+    shape = then.op1("Concat", [then.ints([rows]), element_shape], axis=0)
+    zero = helper.make_tensor("zero", onnx_type(var.type.dtype), [1], [0])
+    zeros, kept = then.op1("ConstantOfShape", [shape], value=zero), _copy(other, data)
+    branches = {f"{key}_branch": helper.make_graph(body.nodes, ctx.fresh(key), [], [_rows_info(name, var)])
+                for key, body, name in (("then", then, zeros), ("else", other, kept))}
+    return ctx.op1("If", [no_step], **branches)
+
+
+def _rows_info(name: str, var) -> object:
+    """Any number of rows of ``var``'s elements."""
+    return helper.make_tensor_value_info(name, onnx_type(var.type.dtype), [None] + list(var.type.shape[1:]))
+
+
+def _first_rows(ctx: Lowering, stack: str, n: str) -> str:
+    return ctx.op1("Slice", [stack, ctx.ints([0]), unsqueeze(ctx, n, [0]), ctx.ints([0])])
+
+
+def _unless(ctx: Lowering, no_step: str, initial: list[str], finals: list[str]) -> list[str]:
+    """The final states, or the initial ones when no step ran."""
+    return [ctx.op1("Where", [no_step, first, final]) for first, final in zip(initial, finals)]
+
+
+def _steps_and_direction(ctx: Lowering, args: ScanArgs, outer: dict) -> tuple[str, str | None]:
+    """The step count and, when there are sequences to read, whether the loop walks them backwards
+    (a negative n_steps reverses the loop: decided at run time)."""
     n = _steps(ctx, args, outer)
     steps = static_int(args.n_steps)
     if args.steps_from_sequences or (steps is not None and steps >= 0):
-        back = ctx.const(np.bool_(args.go_backwards))
-    else:  # a negative n_steps reverses the loop: decided at run time
+        back = ctx.const(np.bool_(args.go_backwards)) if args.sequences else None
+        return _checked_steps(ctx, args, outer, n), back
+    back = None
+    if args.sequences:
         negative = ctx.op1("Less", [n, ctx.const(np.int64(0))])
         back = ctx.op1("Xor", [ctx.const(np.bool_(args.go_backwards)), negative])
-        n = ctx.op1("Abs", [n])
+    return _checked_steps(ctx, args, outer, ctx.op1("Abs", [n])), back
+
+
+def _as_onnx_loop(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]:
+    n, back = _steps_and_direction(ctx, args, outer)
+    # With no step, the step shape of a nit-sot not known statically comes from a step on zeros.
+    probe = _may_run_no_step(args) and any(None in e.inner_out.type.shape for e in args.nit_sot)
+    no_step = _no_step(ctx, n) if probe and (args.sequences or args.shared) else None
+    trips = ctx.op1("Max", [n, ctx.const(np.int64(1))]) if probe else n
     carried = _initial_windows(ctx, args, outer)
     body = Lowering(ctx.opset, ctx)
     iteration, keep_going = body.fresh("i"), body.fresh("cond_in")
     window_names = [body.fresh(f"{e.label or 'state'}_window".replace(" ", "_")) for e in args.recurrent]
     shared_names = [body.fresh(f"{s.label or 'shared'}_in") for s in args.shared]
-    names = _sequence_reads(ctx, body, args, outer, iteration, back)
+    names = _sequence_reads(ctx, body, args, outer, iteration, back, no_step)
+    read = _read_by_body(args)
     for entry, window in zip(args.recurrent, window_names):
         for tap, inner in zip(entry.taps, entry.inner_in):
-            names[inner] = window if entry in args.sit_sot else \
-                body.op1("Gather", [window, body.const(np.int64(entry.span + tap))], axis=0)
+            if entry in args.sit_sot or inner in read:
+                names[inner] = window if entry in args.sit_sot else \
+                    body.op1("Gather", [window, body.const(np.int64(entry.span + tap))], axis=0)
     names.update({s.inner_in: name for s, name in zip(args.shared, shared_names)})
     results = _lower_body(body, args, names, outer)
     new_windows = [_shifted(body, e, w, r, e in args.sit_sot)
@@ -158,11 +243,16 @@ def _as_onnx_loop(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
                      for name, e in zip(stacked, args.buffered)]
     graph = helper.make_graph(body.nodes, ctx.fresh("loop_body"), inputs_info, outputs_info)
     initial = carried + [outer[s.outer] for s in args.shared]
-    initial += [ctx.const(np.zeros(e.inner_out.ndim, dtype=np.int64), "step_shape") for e in args.nit_sot]
-    outs = ctx.op("Loop", [n, ctx.const(np.bool_(True))] + initial, len(initial) + n_buffered, hint="loop",
+    initial += [ctx.ints([size or 0 for size in e.inner_out.type.shape], "step_shape") for e in args.nit_sot]
+    outs = ctx.op("Loop", [trips, ctx.const(np.bool_(True))] + initial, len(initial) + n_buffered, hint="loop",
                   body=graph)
     finals, stacks = outs[:len(initial)], outs[len(initial):]
     n_rec, n_shared = len(args.recurrent), len(args.shared)
+    if probe:  # the step run on zeros leaves no trace but the step shapes
+        if args.shared:
+            finals[n_rec:n_rec + n_shared] = _unless(ctx, no_step, initial[n_rec:n_rec + n_shared],
+                                                     finals[n_rec:n_rec + n_shared])
+        stacks = [_first_rows(ctx, stack, n) for stack in stacks]
     step_shapes = [_state_shape(ctx, outer[e.outer_init], e in args.sit_sot) for e in args.recurrent]
     step_shapes += finals[n_rec + n_shared:]
     stacks = [_unflatten(ctx, stack, shape) for stack, shape in zip(stacks, step_shapes)]
@@ -215,13 +305,20 @@ def _shifted(body: Lowering, entry: RecurrentEntry, window: str, new: str, sit_s
     return body.op1("Concat", [rest, unsqueeze(body, new, [0])], axis=0)
 
 
-def _sequence_reads(ctx: Lowering, body: Lowering, args: ScanArgs, outer: dict, iteration: str, back: str) -> dict:
-    """Each sequence tap's element at the iteration number (from the end when going backwards)."""
-    names = {}
+def _sequence_reads(ctx: Lowering, body: Lowering, args: ScanArgs, outer: dict, iteration: str, back: str,
+                    no_step: str | None) -> dict:
+    """Each sequence tap's element at the iteration number (from the end when going backwards);
+    taps the body does not read (rewrites may leave some) are not read."""
+    names, read = {}, _read_by_body(args)
     for seq in args.sequences:
+        taps = [(tap, inner) for tap, inner in zip(seq.taps, seq.inner) if inner in read]
+        if not taps:
+            continue
         data = outer[seq.outer]
+        if no_step is not None:
+            data = _or_zero_rows(ctx, data, seq.outer, seq.span + 1, no_step)
         length = ctx.op1("Gather", [ctx.op1("Shape", [data]), ctx.const(np.int64(0))])
-        for tap, inner in zip(seq.taps, seq.inner):
+        for tap, inner in taps:
             offset = np.int64(seq.offset(tap))
             forward = body.op1("Add", [iteration, body.const(offset)])
             last = ctx.op1("Add", [length, ctx.const(np.int64(seq.offset(tap) - seq.span - 1))])

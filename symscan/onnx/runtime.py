@@ -21,7 +21,9 @@ class OnnxRuntimeEvaluator:
 
         self.model = export(function)
         self.session = ort.InferenceSession(self.model.SerializeToString(), providers=["CPUExecutionProvider"])
-        self.input_names = [i.name for i in self.session.get_inputs()]
+        # The model's inputs, shared variables included: the session lists those that have an
+        # initializer only as overridable initializers, and left unfed they would keep the export's value.
+        self.input_names = [i.name for i in self.model.graph.input]
         self.shared = fgraph.shared_variables
         self.n_inputs = len(fgraph.inputs)
 

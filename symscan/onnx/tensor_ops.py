@@ -35,8 +35,7 @@ def as_dtype(ctx: Lowering, name: str, var, dtype: str) -> str:
 # ---------------------------------------------------------------------------- elementwise
 BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "true_div": "Div", "pow": "Pow", "maximum": "Max",
           "minimum": "Min"}
-UNARY_FLOAT = {"exp": "Exp", "log": "Log", "sqrt": "Sqrt", "sin": "Sin", "cos": "Cos", "tan": "Tan",
-               "tanh": "Tanh", "sigmoid": "Sigmoid", "softplus": "Softplus", "erf": "Erf"}
+UNARY_FLOAT = {"exp": "Exp", "log": "Log", "sqrt": "Sqrt", "sin": "Sin", "cos": "Cos", "tanh": "Tanh"}
 COMPARE = {"eq": "Equal", "lt": "Less", "le": "LessOrEqual", "gt": "Greater", "ge": "GreaterOrEqual"}
 BOOL_ARITHMETIC = {"add": "Or", "mul": "And", "maximum": "Or", "minimum": "And"}
 
@@ -47,13 +46,16 @@ def lower_elemwise(ctx: Lowering, node, ins: list[str]) -> list[str]:
     if name in COMPARE or name == "neq":
         common = np.result_type(*[v.dtype for v in node.inputs]).name
         work = compute_dtype(common)
+        if work == "bool" and name not in ("eq", "neq"):  # ONNX orders numbers only
+            work = "int32"
         args = [as_dtype(ctx, n, v, work) for n, v in zip(ins, node.inputs)]
         result = ctx.op1(COMPARE.get(name, "Equal"), args)
         return [ctx.op1("Not", [result]) if name == "neq" else result]
-    if name == "switch":
+    if name == "switch":  # onnxruntime's Where has no bool (nor int16, ...) branches
         cond = as_dtype(ctx, ins[0], node.inputs[0], "bool")
-        a, b = (as_dtype(ctx, n, v, out.dtype) for n, v in zip(ins[1:], node.inputs[1:]))
-        return [ctx.op1("Where", [cond, a, b])]
+        work = "uint8" if out.dtype == "bool" else compute_dtype(out.dtype)
+        a, b = (as_dtype(ctx, n, v, work) for n, v in zip(ins[1:], node.inputs[1:]))
+        return [ctx.cast(ctx.op1("Where", [cond, a, b]), work, out.dtype)]
     if name == "second":
         return [ctx.op1("Expand", [as_dtype(ctx, ins[1], node.inputs[1], out.dtype), ctx.op1("Shape", [ins[0]])])]
     work = compute_dtype(out.dtype)
@@ -75,26 +77,40 @@ def _arithmetic(ctx: Lowering, node, name: str, args: list[str], dtype: str) -> 
         return ctx.cast(_arithmetic(ctx, node, name, [ctx.cast(a, "bool", "int64") for a in args], "int64"),
                         "int64", "bool")
     integer = np.dtype(dtype).kind in "iu"
+    if name == "pow" and integer:
+        return _int_pow(ctx, args, dtype)
     if name in BINARY:
         return ctx.op1(BINARY[name], args)
     if name in UNARY_FLOAT:
         return ctx.op1(UNARY_FLOAT[name], args)
+    if name == "tan":  # onnxruntime has Tan for float32 only
+        return ctx.op1("Tan", args) if dtype != "float64" else ctx.op1("Div", [ctx.op1("Sin", args),
+                                                                                 ctx.op1("Cos", args)])
+    if name == "softplus":  # numpy's logaddexp(0, x): onnxruntime's Softplus is float32 only, log(1 + e) inexact
+        x = args[0]
+        tail = _log1p(ctx, ctx.op1("Exp", [ctx.op1("Neg", [ctx.op1("Abs", [x])])]), dtype)
+        return ctx.op1("Add", [ctx.op1("Max", [x, ctx.const(np.zeros((), dtype))]), tail])
+    if name == "erf":
+        return _erf(ctx, args[0], dtype)
+    if name == "sigmoid":  # as numpy's: onnxruntime's Sigmoid flushes the tail to 0 (float32: approximate)
+        x, one = args[0], ctx.const(np.ones((), dtype))
+        e = ctx.op1("Exp", [ctx.op1("Neg", [ctx.op1("Abs", [x])])])
+        total = ctx.op1("Add", [one, e])
+        return ctx.op1("Where", [ctx.op1("GreaterOrEqual", [x, ctx.const(np.zeros((), dtype))]),
+                                 ctx.op1("Div", [one, total]), ctx.op1("Div", [e, total])])
     if name in ("neg", "abs", "sign"):
         return ctx.op1({"neg": "Neg", "abs": "Abs", "sign": "Sign"}[name], args)
     if name in ("floor", "ceil", "round"):
         return args[0] if integer else ctx.op1(name.capitalize(), args)
     if name == "log1p":
-        return ctx.op1("Log", [ctx.op1("Add", [args[0], ctx.const(np.ones((), dtype))])])
+        return _log1p(ctx, args[0], dtype)
     if name == "expm1":
-        return ctx.op1("Sub", [ctx.op1("Exp", args), ctx.const(np.ones((), dtype))])
+        return _expm1(ctx, args[0], dtype)
     if name == "clip":
         return ctx.op1("Min", [ctx.op1("Max", [args[0], args[1]]), args[2]])
-    if name == "mod":
-        return _mod(ctx, args, integer, dtype)
-    if name == "floor_div":
-        if integer:  # exact: (a - a mod b) / b, with numpy's (Python's) sign of the modulo
-            return ctx.op1("Div", [ctx.op1("Sub", [args[0], _mod(ctx, args, True, dtype)]), args[1]])
-        return ctx.op1("Floor", [ctx.op1("Div", args)])
+    if name in ("mod", "floor_div"):
+        quotient, modulo = (_int_divmod if integer else _float_divmod)(ctx, *args, dtype)
+        return quotient if name == "floor_div" else modulo
     if name in ("and_", "or_", "xor", "invert"):
         if ctx.opset < 18:
             raise ExportError(f"bitwise {name} on integers needs opset 18 or newer (the export uses {ctx.opset})")
@@ -103,16 +119,99 @@ def _arithmetic(ctx: Lowering, node, name: str, args: list[str], dtype: str) -> 
     raise ExportError(f"{node.op} has no ONNX lowering (it computes {describe(node.outputs[0])})")
 
 
-def _mod(ctx: Lowering, args: list[str], integer: bool, dtype: str) -> str:
-    """numpy's modulo: the sign of the divisor (ONNX Mod with fmod=0 for ints; floats adjusted)."""
-    if integer:
-        return ctx.op1("Mod", args, fmod=0)
-    a, b = args
-    r = ctx.op1("Mod", [a, b], fmod=1)
-    zero = ctx.const(np.zeros((), dtype))
-    differs = ctx.op1("Xor", [ctx.op1("Less", [r, zero]), ctx.op1("Less", [b, zero])])
-    adjust = ctx.op1("And", [ctx.op1("Not", [ctx.op1("Equal", [r, zero])]), differs])
-    return ctx.op1("Where", [adjust, ctx.op1("Add", [r, b]), r])
+def _int_divmod(ctx: Lowering, a: str, b: str, dtype: str) -> tuple[str, str]:
+    """numpy's integer // and % (the sign of the divisor). ``x // 0`` and ``x % 0`` are 0 and
+    ``MIN // -1`` wraps to MIN, where onnxruntime's Div and Mod fail (or kill the process with
+    SIGFPE), so the divisor is 1 there; the floor is the truncated quotient adjusted (no
+    ``a - a % b``, which overflows near MIN)."""
+    zero, one, minus_one = (ctx.const(np.array(v, dtype)) for v in (0, 1, -1))
+    by_zero, by_minus_one = ctx.op1("Equal", [b, zero]), ctx.op1("Equal", [b, minus_one])
+    safe = ctx.op1("Where", [ctx.op1("Or", [by_zero, by_minus_one]), one, b])
+    modulo = ctx.op1("Mod", [a, safe], fmod=0)
+    inexact = ctx.op1("Not", [ctx.op1("Equal", [modulo, zero])])
+    negative = ctx.op1("Xor", [ctx.op1("Less", [a, zero]), ctx.op1("Less", [b, zero])])
+    truncated = ctx.op1("Div", [a, safe])
+    floor = ctx.op1("Where", [ctx.op1("And", [inexact, negative]), ctx.op1("Sub", [truncated, one]), truncated])
+    floor = ctx.op1("Where", [by_minus_one, ctx.op1("Neg", [a]), floor])
+    return ctx.op1("Where", [by_zero, zero, floor]), modulo
+
+
+def _float_divmod(ctx: Lowering, a: str, b: str, dtype: str) -> tuple[str, str]:
+    """numpy's float // and % (npy_divmod): the quotient is ``(a - fmod(a, b)) / b`` adjusted and
+    rounded to the nearest integer (``floor(a / b)`` is off by one where ``a / b`` rounds up to an
+    integer: ``1.0 // 0.1`` is 9); the modulo has the divisor's sign; ``a // 0`` is ``a / 0``."""
+    zero, one, half = (ctx.const(np.array(v, dtype)) for v in (0, 1, 0.5))
+    fmod = ctx.op1("Mod", [a, b], fmod=1)
+    differs = ctx.op1("Xor", [ctx.op1("Less", [fmod, zero]), ctx.op1("Less", [b, zero])])
+    adjust = ctx.op1("And", [ctx.op1("Not", [ctx.op1("Equal", [fmod, zero])]), differs])
+    modulo = ctx.op1("Where", [adjust, ctx.op1("Add", [fmod, b]), fmod])
+    exact = ctx.op1("Div", [ctx.op1("Sub", [a, fmod]), b])
+    exact = ctx.op1("Where", [adjust, ctx.op1("Sub", [exact, one]), exact])
+    floor = ctx.op1("Floor", [exact])
+    floor = ctx.op1("Where", [ctx.op1("Greater", [ctx.op1("Sub", [exact, floor]), half]),
+                              ctx.op1("Add", [floor, one]), floor])
+    return ctx.op1("Where", [ctx.op1("Equal", [b, zero]), ctx.op1("Div", [a, b]), floor]), modulo
+
+
+def _log1p(ctx: Lowering, x: str, dtype: str) -> str:
+    """log(1 + x) loses all digits where 1 + x rounds: near 0, ``log(w) * x / (w - 1)`` with
+    ``w = 1 + x`` (Goldberg) is exact to a few ulps."""
+    one, half = ctx.const(np.ones((), dtype)), ctx.const(np.array(0.5, dtype))
+    w = ctx.op1("Add", [x, one])
+    log = ctx.op1("Log", [w])
+    near = ctx.op1("Where", [ctx.op1("Equal", [w, one]), x,
+                             ctx.op1("Mul", [log, ctx.op1("Div", [x, ctx.op1("Sub", [w, one])])])])
+    return ctx.op1("Where", [ctx.op1("Less", [ctx.op1("Abs", [x]), half]), near, log])
+
+
+def _expm1(ctx: Lowering, x: str, dtype: str) -> str:
+    """exp(x) - 1 loses all digits near 0: there ``(u - 1) * x / log(u)`` with ``u = exp(x)``
+    (Kahan) is exact to a few ulps."""
+    one, half = ctx.const(np.ones((), dtype)), ctx.const(np.array(0.5, dtype))
+    u = ctx.op1("Exp", [x])
+    minus = ctx.op1("Sub", [u, one])
+    near = ctx.op1("Where", [ctx.op1("Equal", [u, one]), x,
+                             ctx.op1("Mul", [minus, ctx.op1("Div", [x, ctx.op1("Log", [u])])])])
+    return ctx.op1("Where", [ctx.op1("Less", [ctx.op1("Abs", [x]), half]), near, minus])
+
+
+def _erf(ctx: Lowering, x: str, dtype: str) -> str:
+    """onnxruntime has Erf for float32 only: float64 computes in float32 (about 1e-7 relative
+    error), and as ``2/sqrt(pi) * (x - x**3/3)`` near 0, where float32 would flush to zero."""
+    if dtype != "float64":
+        return ctx.op1("Erf", [x])
+    single = ctx.cast(ctx.op1("Erf", [ctx.cast(x, dtype, "float32")]), "float32", dtype)
+    cube = ctx.op1("Mul", [x, ctx.op1("Mul", [x, x])])
+    series = ctx.op1("Mul", [ctx.const(np.array(2 / np.sqrt(np.pi), dtype)),
+                             ctx.op1("Sub", [x, ctx.op1("Div", [cube, ctx.const(np.array(3, dtype))])])])
+    small = ctx.op1("Less", [ctx.op1("Abs", [x]), ctx.const(np.array(1e-3, dtype))])
+    return ctx.op1("Where", [small, series, single])
+
+
+def _int_pow(ctx: Lowering, args: list[str], dtype: str) -> str:
+    """Integer powers by repeated squaring in a Loop: onnxruntime's Pow goes through double
+    (inexact above 2**53, no wrap-around), numpy multiplies in the integer dtype."""
+    from onnx import helper
+
+    zero, one, two = (ctx.const(np.array(v, dtype)) for v in (0, 1, 2))
+    shape = ctx.op1("Shape", [ctx.op1("Add", [ctx.op1("Mul", [a, zero]) for a in args])])
+    base, exponent = (ctx.op1("Expand", [a, shape]) for a in args)
+    body = Lowering(ctx.opset, ctx)
+    step, keep_going, result, square, rest = (body.fresh(h) for h in ("step", "cond", "power", "square", "rest"))
+    odd = body.op1("Equal", [body.op1("Mod", [rest, two], fmod=0), one])
+    results = [body.op1("Where", [odd, body.op1("Mul", [result, square]), result]),
+               body.op1("Mul", [square, square]), body.op1("Div", [rest, two])]
+    nonzero = body.cast(body.op1("Not", [body.op1("Equal", [results[2], zero])]), "bool", "int64")
+    more = body.op1("Greater", [reduce(body, "ReduceMax", nonzero, None, False), body.const(np.int64(0))])
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        body.nodes, ctx.fresh("pow_body"),
+        [info(step, onnx_type("int64"), []), info(keep_going, onnx_type("bool"), [])]
+        + [info(n, onnx_type(dtype), None) for n in (result, square, rest)],
+        [info(more, onnx_type("bool"), [])] + [info(n, onnx_type(dtype), None) for n in results])
+    ones = ctx.op1("Expand", [one, shape])
+    return ctx.op("Loop", [ctx.const(np.int64(64)), ctx.const(np.bool_(True)), ones, base, exponent], 3,
+                  body=graph)[0]
 
 
 @lowers(Cast)
@@ -137,7 +236,7 @@ def lower_dot(ctx: Lowering, node, ins: list[str]) -> list[str]:
     if a.ndim == 0 or b.ndim == 0:
         return _product(ctx, node, ins, lambda args: ctx.op1("Mul", args))
     if b.ndim <= 2:  # numpy's dot is matmul when the second operand is a vector or a matrix
-        return _product(ctx, node, ins, lambda args: ctx.op1("MatMul", args))
+        return _product(ctx, node, ins, lambda args: _matmul(ctx, args, a.ndim, b.ndim))
     letters = "abcdefghijklmnopqrstuvwxy"
     left = letters[:a.ndim - 1] + "z"
     right = letters[a.ndim - 1:a.ndim - 1 + b.ndim - 2]
@@ -146,9 +245,18 @@ def lower_dot(ctx: Lowering, node, ins: list[str]) -> list[str]:
     return _product(ctx, node, ins, lambda args: ctx.op1("Einsum", args, equation=equation))
 
 
+def _matmul(ctx: Lowering, args: list[str], a_ndim: int, b_ndim: int) -> str:
+    """MatMul; a vector on the right is a one-column matrix, because onnxruntime's MatMul fails
+    on an empty left operand times a vector ((0, 4) @ (4,))."""
+    if b_ndim != 1 or a_ndim < 2:
+        return ctx.op1("MatMul", args)
+    return squeeze(ctx, ctx.op1("MatMul", [args[0], unsqueeze(ctx, args[1], [1])]), [-1])
+
+
 @lowers(MatMul)
 def lower_matmul(ctx: Lowering, node, ins: list[str]) -> list[str]:
-    return _product(ctx, node, ins, lambda args: ctx.op1("MatMul", args))
+    a, b = node.inputs
+    return _product(ctx, node, ins, lambda args: _matmul(ctx, args, a.ndim, b.ndim))
 
 
 @lowers(Outer)
@@ -179,14 +287,42 @@ def lower_reduce(ctx: Lowering, node, ins: list[str]) -> list[str]:
     if kind in ("all", "any"):
         flags = ctx.cast(as_dtype(ctx, ins[0], x, "bool"), "bool", "int64")
         result = reduce(ctx, "ReduceMin" if kind == "all" else "ReduceMax", flags, node.op.axis, node.op.keepdims)
-        return [ctx.cast(result, "int64", "bool")]
+        # over nothing ReduceMax gives int64's minimum (nonzero): compared, not cast, any([]) is False
+        return [ctx.op1("Greater", [result, ctx.const(np.int64(0))])]
     work = compute_dtype(out.dtype) if out.dtype != "bool" else "int64"
     value = as_dtype(ctx, ins[0], x, work)
-    op_type = {"sum": "ReduceSum", "prod": "ReduceProd", "max": "ReduceMax", "min": "ReduceMin",
-               "mean": "ReduceMean"}[kind]
+    op_type = {"sum": "ReduceSum", "prod": "ReduceProd", "max": "ReduceMax", "min": "ReduceMin"}.get(kind)
     if x.ndim == 0:
         return [ctx.cast(value, work, out.dtype)]
+    if kind in ("sum", "prod") and np.dtype(work).kind in "iu":
+        return [ctx.cast(_int_reduce(ctx, kind, value, x.ndim, node.op.axis, node.op.keepdims, work), work, out.dtype)]
+    if kind == "mean":  # ReduceMean over nothing gives 0, numpy's 0 / 0 is nan
+        axes = list(range(x.ndim)) if node.op.axis is None else list(node.op.axis)
+        count = reduce(ctx, "ReduceProd", ctx.op1("Gather", [ctx.op1("Shape", [value]), ctx.ints(axes)]), [0], False)
+        total = reduce(ctx, "ReduceSum", value, node.op.axis, node.op.keepdims)
+        return [ctx.cast(ctx.op1("Div", [total, ctx.cast(count, "int64", work)]), work, out.dtype)]
     return [ctx.cast(reduce(ctx, op_type, value, node.op.axis, node.op.keepdims), work, out.dtype)]
+
+
+def _int_reduce(ctx: Lowering, kind: str, x: str, ndim: int, axes, keepdims: bool, dtype: str) -> str:
+    """onnxruntime's integer ReduceSum/ReduceProd compute in floating point and saturate; numpy's
+    are exact and wrap. The reduced axes are moved first and flattened, then summed by a MatMul
+    with ones (exact) or multiplied by a running product."""
+    axes = list(range(ndim)) if axes is None else list(axes)
+    kept = [a for a in range(ndim) if a not in axes]
+    shape = ctx.op1("Shape", [x])
+    kept_shape = ctx.op1("Gather", [shape, ctx.ints(kept)])
+    length = reduce(ctx, "ReduceProd", ctx.op1("Gather", [shape, ctx.ints(axes)]), [0], True)
+    moved = ctx.op1("Transpose", [x], perm=axes + kept) if axes + kept != list(range(ndim)) else x
+    if kind == "sum":
+        size = reduce(ctx, "ReduceProd", kept_shape, [0], True)
+        flat = ctx.op1("Reshape", [moved, ctx.op1("Concat", [length, size], axis=0)], allowzero=1)
+        ones = ctx.op1("Expand", [ctx.const(np.ones((), dtype)), length])
+        result = ctx.op1("Reshape", [ctx.op1("MatMul", [ones, flat]), kept_shape], allowzero=1)
+    else:
+        flat = ctx.op1("Reshape", [moved, ctx.op1("Concat", [length, kept_shape], axis=0)], allowzero=1)
+        result = _running_product(ctx, flat, dtype)[0]
+    return unsqueeze(ctx, result, axes) if keepdims else result
 
 
 @lowers(ArgReduce)
@@ -221,10 +357,18 @@ def lower_cumop(ctx: Lowering, node, ins: list[str]) -> list[str]:
 
 def _cumprod(ctx: Lowering, value: str, axis: int, ndim: int, dtype: str) -> str:
     """No ONNX op computes it: a Scan multiplying a running product along ``axis``."""
-    from onnx import helper
-
     perm = [axis] + [i for i in range(ndim) if i != axis]
     moved = ctx.op1("Transpose", [value], perm=perm) if axis else value
+    stacked = _running_product(ctx, moved, dtype)[1]
+    inverse = [perm.index(i) for i in range(ndim)]
+    return ctx.op1("Transpose", [stacked], perm=inverse) if axis else stacked
+
+
+def _running_product(ctx: Lowering, moved: str, dtype: str) -> tuple[str, str]:
+    """(the product, the running products) along axis 0, by a Scan over a row of ones and then
+    ``moved``: onnxruntime cannot run a Scan of no iterations (an empty axis)."""
+    from onnx import helper
+
     body = Lowering(ctx.opset, ctx)
     state, element = body.fresh("running"), body.fresh("element")
     product = body.op1("Mul", [state, element])
@@ -232,11 +376,11 @@ def _cumprod(ctx: Lowering, value: str, axis: int, ndim: int, dtype: str) -> str
     info = [helper.make_tensor_value_info(n, onnx_type(dtype), None) for n in (state, element)]
     outs = [helper.make_tensor_value_info(n, onnx_type(dtype), None) for n in (product, copy)]
     graph = helper.make_graph(body.nodes, ctx.fresh("cumprod_body"), info, outs)
-    first = ctx.op1("Gather", [moved, ctx.const(np.int64(0))], axis=0)
-    ones = ctx.op1("Expand", [ctx.const(np.ones((), dtype)), ctx.op1("Shape", [first])])
-    _, stacked = ctx.op("Scan", [ones, moved], 2, body=graph, num_scan_inputs=1)
-    inverse = [perm.index(i) for i in range(ndim)]
-    return ctx.op1("Transpose", [stacked], perm=inverse) if axis else stacked
+    rest = ctx.op1("Slice", [ctx.op1("Shape", [moved]), ctx.ints([1]), ctx.ints([2 ** 62])])
+    ones = ctx.op1("Expand", [ctx.const(np.ones((), dtype)), rest])
+    padded = ctx.op1("Concat", [unsqueeze(ctx, ones, [0]), moved], axis=0)
+    product, stacked = ctx.op("Scan", [ones, padded], 2, body=graph, num_scan_inputs=1)
+    return product, ctx.op1("Slice", [stacked, ctx.ints([1]), ctx.ints([2 ** 62])])
 
 
 # ---------------------------------------------------------------------------- shapes
@@ -320,7 +464,15 @@ def lower_arange(ctx: Lowering, node, ins: list[str]) -> list[str]:
     dtype = node.op.dtype
     work = dtype if dtype in ("float32", "float64", "int16", "int32", "int64") else "float64"
     args = [as_dtype(ctx, n, v, work) for n, v in zip(ins, node.inputs)]
-    return [ctx.cast(ctx.op1("Range", args), work, dtype)]
+    values = ctx.op1("Range", args)
+    if work in ("float32", "float64"):  # numpy's start + i * delta: Range's running sum drifts
+        common = np.result_type(*[v.dtype for v in node.inputs]).name
+        start, step = (as_dtype(ctx, ins[k], node.inputs[k], common) for k in (0, 2))
+        delta = ctx.op1("Sub", [ctx.cast(ctx.op1("Add", [start, step]), common, work), args[0]])
+        count = ctx.op1("Shape", [values])
+        steps = ctx.op1("Range", [ctx.const(np.int64(0)), squeeze(ctx, count, [0]), ctx.const(np.int64(1))])
+        values = ctx.op1("Add", [args[0], ctx.op1("Mul", [ctx.cast(steps, "int64", work), delta])])
+    return [ctx.cast(values, work, dtype)]
 
 
 @lowers(Eye)
@@ -333,7 +485,8 @@ def lower_eye(ctx: Lowering, node, ins: list[str]) -> list[str]:
                           "ONNX form (EyeLike takes k as an attribute); pass k as a Python int")
     shape = shape_from_scalars(ctx, ins[:2], node.inputs[:2])
     zeros = ctx.op1("ConstantOfShape", [shape])
-    return [ctx.op1("EyeLike", [zeros], k=k, dtype=onnx_type(node.op.dtype))]
+    work = "int32" if node.op.dtype == "bool" else compute_dtype(node.op.dtype)  # onnxruntime: no int8, bool
+    return [ctx.cast(ctx.op1("EyeLike", [zeros], k=k, dtype=onnx_type(work)), work, node.op.dtype)]
 
 
 @lowers(CheckSequenceLength)

@@ -116,3 +116,9 @@ def test_zero_steps_and_until_paths():
     mapped, _ = ss.scan(lambda row: row * 2, sequences=x, n_steps=k)
     f = _both([x, k], mapped, [np.ones((3, 4)), np.int32(0)])
     assert f(np.ones((3, 4)), 0).shape == (0, 4)
+
+
+def test_scalar_pow_is_bitwise_the_ufunc():
+    """numpy's scalar ** and its power ufunc differ for float32 (17 ** 18); fast must match py."""
+    x = T.fscalar("x")
+    _both([x], x ** 18.0, [np.float32(17.0)])

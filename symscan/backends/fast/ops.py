@@ -7,10 +7,12 @@ from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
 from symscan.tensor.math import Dot, Reduce
 from symscan.tensor.subtensor import INT, NONE, Subtensor
 
-OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "//", "mod": "%", "pow": "**",
+OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "//", "mod": "%",
              "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "neq": "!=", "and_": "&", "or_": "|",
              "xor": "^"}
-"""Python operators that are exactly the numpy ufunc on arrays and numpy scalars."""
+"""Python operators that are exactly the numpy ufunc on arrays and numpy scalars. Not ``**``:
+numpy's scalar power is a different implementation (float32 17.0 ** 18.0 differs in the last
+bit from the ufunc), so pow is always ``np.power``."""
 
 UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "true_div": "true_divide", "pow": "power",
           "maximum": "maximum", "minimum": "minimum", "neg": "negative", "exp": "exp", "log": "log",
