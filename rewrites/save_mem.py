@@ -3,12 +3,11 @@ its end (``out[-1]``, ``out[-k:]``, ``out[n_steps - 1]``, a reduce's final value
 
 The output's buffer becomes a ring of the needed length ``k`` (the loop still keeps as many
 rows as its taps need), the node's output becomes "the last k steps", and each read is
-rewritten against it. Indices written in terms of n_steps are resolved with sympy.
+rewritten against it. Indices written in terms of n_steps are resolved with sympy (imported on first use: it
+takes longer to import than the rest of symscan together).
 """
 
 from __future__ import annotations
-
-import sympy
 
 from rewrites.registry import Declined, Rewritten, register
 from rewrites.scan_utils import rebuild
@@ -25,6 +24,8 @@ from symscan.tensor.subtensor import INT, Subtensor
 # ---------------------------------------------------------------------------- index arithmetic
 def to_sympy(var: Variable, n_steps: Variable, steps_view: Variable | None, symbols: dict):
     """``var`` (an integer scalar expression) as a sympy expression; n_steps is the symbol n."""
+    import sympy
+
     if isinstance(var, Constant):
         return sympy.Integer(int(var.data))
     node = var.owner
@@ -62,6 +63,8 @@ def relative_index(index: Variable, args: ScanArgs, steps_view: Variable) -> int
     if value is not None:  # a non-negative index is relative only when n_steps is a constant
         steps = static_int(args.n_steps)
         return value - steps if steps is not None and value < steps else None
+    import sympy
+
     symbols: dict = {}
     offset = sympy.simplify(to_sympy(index, args.n_steps, steps_view, symbols) - _n(symbols))
     # n - k is the k-th row from the end while it is a valid index; for k > 1 and a run of
@@ -69,7 +72,9 @@ def relative_index(index: Variable, args: ScanArgs, steps_view: Variable) -> int
     return -1 if offset == -1 else None
 
 
-def _n(symbols: dict) -> sympy.Symbol:
+def _n(symbols: dict):
+    import sympy
+
     return symbols.setdefault("n", sympy.Symbol("n", integer=True, nonnegative=True))
 
 

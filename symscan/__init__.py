@@ -7,6 +7,7 @@ top-level package imported once, absolutely, by ``symscan.compile``.
 from symscan import backends, graph, scan, tensor  # noqa: F401  (the core layers, before compile)
 from symscan.compile import Function, function
 from symscan.config import config
+from symscan.drawing import draw, to_dot
 from symscan.graph.fg import FunctionGraph, MissingInputError
 from symscan.graph.type import TensorType
 from symscan.printing import dprint
@@ -26,5 +27,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'symscan' has no attribute {name!r}")
 
 
-__all__ = ["Function", "FunctionGraph", "MissingInputError", "RandomStream", "TensorType", "config", "dprint",
+__all__ = ["Function", "FunctionGraph", "MissingInputError", "RandomStream", "TensorType", "config", "dprint", "draw",
+           "to_dot",
            "foldl", "foldr", "function", "graph", "map", "reduce", "scan", "shared", "tensor", "until"]

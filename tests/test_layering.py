@@ -17,6 +17,7 @@ ALLOWED = {
     "symscan.onnx": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "rewrites": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "symscan.printing": {"symscan.graph", "symscan.tensor", "symscan.scan"},
+    "symscan.drawing": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "symscan.compile": {"symscan.graph", "symscan.tensor", "symscan.scan", "symscan.backends",
                         "symscan.onnx", "rewrites"},
 }

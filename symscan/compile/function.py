@@ -15,7 +15,7 @@ import rewrites as rewriter
 from symscan.backends.fast import FastEvaluator
 from symscan.backends.reference import ReferenceEvaluator
 from symscan.compile.modes import get_mode
-from symscan.graph.basic import Constant, SharedVariable, Variable, describe, set_eval_compiler
+from symscan.graph.basic import Constant, SharedVariable, Variable, describe, png_of, set_eval_compiler
 from symscan.graph.clone import clone_replace
 from symscan.graph.fg import FunctionGraph
 from symscan.graph.traversal import graph_inputs
@@ -152,6 +152,10 @@ class Function:
     def profile(self) -> dict | None:
         """Per-scan calls and seconds for scans built with ``profile=True`` (else None)."""
         return getattr(self._evaluate, "profile", None) or None
+
+    def _repr_png_(self) -> bytes | None:
+        """Notebooks show the optimised graph (``ss.draw(f)``)."""
+        return png_of(self)
 
     def rewrite_report(self) -> rewriter.RewriteReport:
         """What the rewriter did to this function's graph (fired and declined rules)."""

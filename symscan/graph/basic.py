@@ -41,6 +41,10 @@ class Variable:
             raise RuntimeError("Variable.eval needs symscan.compile: `import symscan` first")
         return _eval_compiler(self, givens_dict or {})
 
+    def _repr_png_(self) -> bytes | None:
+        """Notebooks show the graph computing this variable."""
+        return png_of(self)
+
     def __repr__(self) -> str:
         if self.name is not None:
             return self.name
@@ -207,6 +211,18 @@ def describe(var: Variable) -> str:
 
 
 _eval_compiler: Callable | None = None
+_png_renderer: Callable | None = None
+
+
+def set_png_renderer(renderer: Callable) -> None:
+    """Plug in the picture notebooks show for variables and functions (``symscan.drawing``)."""
+    global _png_renderer
+    _png_renderer = renderer
+
+
+def png_of(obj) -> bytes | None:
+    """The registered picture of ``obj`` (None when no renderer is available)."""
+    return _png_renderer(obj) if _png_renderer is not None else None
 
 
 def set_eval_compiler(compiler: Callable) -> None:
