@@ -10,6 +10,7 @@ from symscan.config import config
 from symscan.drawing import draw, to_dot
 from symscan.graph.fg import FunctionGraph, MissingInputError
 from symscan.graph.type import TensorType
+from symscan.latex import latex  # noqa: F811  (the function shadows the module, as scan does)
 from symscan.printing import dprint
 from symscan.scan import foldl, foldr, map, reduce, scan, until  # noqa: F811  (the function shadows the module)
 from symscan.tensor.random import RandomStream
@@ -28,5 +29,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["Function", "FunctionGraph", "MissingInputError", "RandomStream", "TensorType", "config", "dprint", "draw",
-           "to_dot",
+           "latex", "to_dot",
            "foldl", "foldr", "function", "graph", "map", "reduce", "scan", "shared", "tensor", "until"]

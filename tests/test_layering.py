@@ -18,6 +18,7 @@ ALLOWED = {
     "rewrites": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "symscan.printing": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "symscan.drawing": {"symscan.graph", "symscan.tensor", "symscan.scan"},
+    "symscan.latex": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "symscan.compile": {"symscan.graph", "symscan.tensor", "symscan.scan", "symscan.backends",
                         "symscan.onnx", "rewrites"},
 }

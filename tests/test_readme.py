@@ -25,3 +25,20 @@ def test_readme_commands_match_ci():
     for command in ('pip install -e ".[dev]"', 'python -m pytest tests ../shared/conformance',
                     "python -m symscan demo"):
         assert command in text and command in ci, command
+
+
+def test_benchmark_commands_run(tmp_path):
+    """The README's benchmark commands, at smoke-test sizes (PyTensor/JAX are used if installed)."""
+    import subprocess
+    import sys
+
+    root = README.parent
+    quick = [sys.executable, "-m", "benchmarks", "--quick", "--only", "W1,W7", "--systems", "fast,numpy",
+             "--no-memory", "--jsonl", str(tmp_path / "r.jsonl"), "--markdown", str(tmp_path / "r.md")]
+    result = subprocess.run(quick, cwd=root, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "| W1 " in (tmp_path / "r.md").read_text()
+    effect = subprocess.run([sys.executable, "-m", "benchmarks.rewrites_effect", "--quick"], cwd=root,
+                            capture_output=True, text=True, timeout=300)
+    assert effect.returncode == 0, effect.stderr
+    assert "peak memory" in effect.stdout and "ratio_off_over_on" in effect.stdout

@@ -20,7 +20,10 @@ class OnnxRuntimeEvaluator:
         from symscan.onnx.export import export
 
         self.model = export(function)
-        self.session = ort.InferenceSession(self.model.SerializeToString(), providers=["CPUExecutionProvider"])
+        options = ort.SessionOptions()
+        options.log_severity_level = 3  # shared variables are inputs with initializers on purpose: no warning
+        self.session = ort.InferenceSession(self.model.SerializeToString(), sess_options=options,
+                                            providers=["CPUExecutionProvider"])
         # The model's inputs, shared variables included: the session lists those that have an
         # initializer only as overridable initializers, and left unfed they would keep the export's value.
         self.input_names = [i.name for i in self.model.graph.input]
