@@ -17,6 +17,8 @@ from rewrites import (  # noqa: F401
     remove_unused,
     save_mem,
     scan_merge,
+    scan_to_accumulate,
+    scan_to_linear_recurrence,
 )
 from rewrites.engine import Record, RewriteReport, rewrite_graph
 from rewrites.registry import PHASES, REGISTRY, Declined, Rewrite, Rewritten, register, select

@@ -25,7 +25,7 @@ class Record:
     detail: str = ""
 
     def __str__(self) -> str:
-        return f"{self.rule:<18} {'fired' if self.fired else 'declined':<9} {self.node}: {self.detail}"
+        return f"{self.rule:<25} {'fired' if self.fired else 'declined':<9} {self.node}: {self.detail}"
 
 
 class RewriteReport:
@@ -54,7 +54,7 @@ class RewriteReport:
     def to_string(self) -> str:
         if not self.records:
             return "no rewrite fired or declined"
-        header = f"{'rule':<18} {'outcome':<9} where: what changed"
+        header = f"{'rule':<25} {'outcome':<9} where: what changed"
         return "\n".join([header, "-" * len(header)] + [str(r) for r in self.records])
 
     __str__ = to_string

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-PHASES = ("canonicalize", "push_out", "merge", "save_mem", "inplace")
+PHASES = ("canonicalize", "push_out", "merge", "save_mem", "vectorize", "inplace")
+"""``vectorize`` replaces loops by whole-array computations; it runs after save_mem so that an
+output of which only the last value is read becomes a reduction."""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,11 @@ from symscan.graph.basic import Constant, Variable
 from symscan.graph.clone import clone_replace
 from symscan.graph.fg import FunctionGraph
 from symscan.graph.traversal import toposort
-from symscan.scan.args import ScanArgs
+from symscan.scan.args import ScanArgs, SequenceEntry
+from symscan.tensor.basic import static_int
+from symscan.tensor.elemwise import Cast, Elemwise
+from symscan.tensor.shape import Shape, shape
+from symscan.tensor.subtensor import Subtensor
 
 
 def rebuild(args: ScanArgs) -> dict[Variable, Variable]:
@@ -68,3 +72,37 @@ def scan_label(node) -> str:
 
 def inner_fgraph(args: ScanArgs) -> FunctionGraph:
     return FunctionGraph(args.inner_inputs(), args.inner_outputs(), clone=False)
+
+
+def aligned(seq: SequenceEntry, tap: int, n_steps: Variable, backwards: bool,
+            outer: Variable | None = None) -> Variable:
+    """Rows the body reads from ``seq`` (or ``outer``, its checked stand-in) at ``tap`` over
+    the steps, in step order."""
+    outer = seq.outer if outer is None else outer
+    if not backwards:
+        start = seq.offset(tap)
+        return outer[start:start + n_steps] if start else outer[:n_steps]
+    end = shape(outer)[0] - (max(max(seq.taps), 0) - tap)
+    return outer[end - n_steps:end][::-1]
+
+
+def steps_known_non_negative(args: ScanArgs) -> bool:
+    """A negative n_steps flips the direction at run time, which aligned arrays cannot follow."""
+    return args.steps_from_sequences or _non_negative(args.n_steps)
+
+
+_NON_NEGATIVE_OPS = ("add", "mul", "floor_div", "minimum", "maximum")
+
+
+def _non_negative(var: Variable) -> bool:
+    """Whether ``var`` is never negative: a constant >= 0, an unsigned value, a shape entry,
+    or sums/products/floor quotients/min/max of such (``n_steps=X.shape[0] // 2``)."""
+    value = static_int(var)
+    if value is not None or var.dtype[0] == "u" or var.owner is None:
+        return (value is not None and value >= 0) or var.dtype[0] == "u"
+    op, inputs = var.owner.op, var.owner.inputs
+    if isinstance(op, Subtensor):
+        return inputs[0].owner is not None and isinstance(inputs[0].owner.op, Shape)
+    if isinstance(op, Cast) or (isinstance(op, Elemwise) and op.name in _NON_NEGATIVE_OPS):
+        return all(_non_negative(v) for v in inputs)
+    return isinstance(op, Elemwise) and op.name == "abs"

@@ -37,8 +37,9 @@ def batchable(op, inputs: list[Variable], is_stacked: list[bool]) -> bool:
     return b.ndim == 1 and a.ndim in (1, 2)  # W @ x_t is X @ W.T
 
 
-def _with_time_axis(var: Variable, ndim: int) -> Variable:
-    """A stacked operand with length-1 axes after time so that it has ``ndim + 1`` dims."""
+def with_time_axis(var: Variable, ndim: int) -> Variable:
+    """A stacked operand with length-1 axes after time so that it has ``ndim + 1`` dims (so that
+    it broadcasts, row by row, against per-step values of ``ndim`` dimensions)."""
     missing = ndim - (var.ndim - 1)
     if missing <= 0:
         return var
@@ -49,6 +50,12 @@ def vectorize(var: Variable, stacked: dict[Variable, Variable], invariant: dict[
               memo: dict | None = None) -> Variable:
     """``var`` computed for all steps at once (see the module docstring)."""
     return _vectorize(var, stacked, invariant, {} if memo is None else memo)[0]
+
+
+def vectorize_flagged(var: Variable, stacked: dict[Variable, Variable], invariant: dict[Variable, Variable],
+                      memo: dict | None = None) -> tuple[Variable, bool]:
+    """``vectorize``, and whether the result has the time axis (False: the same every step)."""
+    return _vectorize(var, stacked, invariant, {} if memo is None else memo)
 
 
 def _vectorize(var: Variable, stacked: dict, invariant: dict, memo: dict) -> tuple[Variable, bool]:
@@ -80,7 +87,7 @@ def _vectorize(var: Variable, stacked: dict, invariant: dict, memo: dict) -> tup
 def _batched(node, inputs: list[Variable], is_stacked: list[bool]) -> Variable:
     op, out = node.op, node.outputs[0]
     if isinstance(op, Elemwise):
-        aligned = [_with_time_axis(v, out.ndim) if s else v for v, s in zip(inputs, is_stacked)]
+        aligned = [with_time_axis(v, out.ndim) if s else v for v, s in zip(inputs, is_stacked)]
         return op(*aligned)
     if isinstance(op, Cast):
         return op(inputs[0])

@@ -14,46 +14,17 @@ from collections.abc import Callable
 import numpy as np
 
 from symscan.graph.basic import Apply
-from symscan.scan.args import RecurrentEntry, ScanArgs
+from symscan.scan.args import ScanArgs
+from symscan.scan.checks import (  # noqa: F401  (the rules live with the scan; the fast loops call them from here)
+    check_sequences,
+    direction_and_steps,
+    initial_rows,
+    shape_error,
+    title,
+)
 
 
 # ---------------------------------------------------------------------------- shared rules
-def title(args: ScanArgs) -> str:
-    return f"scan {args.name!r}" if args.name else "scan"
-
-
-def direction_and_steps(args: ScanArgs, n_steps: int) -> tuple[bool, int]:
-    """Whether the loop runs backwards, and how many steps (a negative n_steps reverses)."""
-    if n_steps >= 0 or args.steps_from_sequences:  # derived and negative: too short, see check_sequences
-        return args.go_backwards, n_steps
-    return not args.go_backwards, -n_steps
-
-
-def check_sequences(args: ScanArgs, lengths: list[int], n_steps: int) -> None:
-    """Every sequence holds n_steps elements plus its taps' span (errors name it)."""
-    for seq, length in zip(args.sequences, lengths):
-        need = n_steps + seq.span
-        if length >= need and n_steps >= 0:
-            continue
-        if args.steps_from_sequences:
-            raise ValueError(f"{title(args)}: {seq.label or 'a sequence'} has {length} elements but "
-                             f"its taps {list(seq.taps)} span {seq.span}; pass a longer sequence")
-        raise ValueError(f"{title(args)}: {seq.label or 'a sequence'} has {length} elements but "
-                         f"{n_steps} steps with taps {list(seq.taps)} need {need} (n_steps + {seq.span}); "
-                         "pass a longer sequence or a smaller n_steps")
-    if n_steps < 0:
-        raise ValueError(f"{title(args)}: the sequences are shorter than their taps need")
-
-
-def initial_rows(args: ScanArgs, entry: RecurrentEntry, value) -> np.ndarray:
-    """The rows output[-span] .. output[-1] given by an initial value."""
-    rows = np.asarray(value)[None] if entry in args.sit_sot else np.asarray(value)
-    if rows.shape[0] < entry.span:
-        raise ValueError(f"{title(args)}: {entry.label or 'an output'} has {rows.shape[0]} initial rows but "
-                         f"taps {list(entry.taps)} need {entry.span}")
-    return rows[:entry.span]
-
-
 def buffer_length(ring: int | None, history: int, n_steps: int) -> int:
     """Rows to keep: all of them, or (ring) what the taps read and the output needs."""
     total = history + n_steps
@@ -69,11 +40,6 @@ def result_rows(data: np.ndarray, history: int, steps_run: int, ring: int | None
         # every row kept is the result: the buffer itself, else a copy of the rows
         return data if (start, stop) == (0, length) else data[start:stop].copy()
     return data[np.arange(start, stop) % length]
-
-
-def shape_error(args: ScanArgs, label: str, expected: tuple, got: tuple, step: int) -> ValueError:
-    return ValueError(f"{title(args)}: {label or 'an output'} has shape {expected} per step but step {step} "
-                      f"produced shape {got}; fn must return the same shape at every step")
 
 
 def unrun_nit_sot_shapes(args: ScanArgs, sequences: list, recurrent_rows: list, rest: list,

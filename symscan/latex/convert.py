@@ -123,6 +123,7 @@ def _elemwise_functions() -> dict:
         "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "tanh": sympy.tanh, "erf": sympy.erf,
         "sign": sympy.sign, "floor": sympy.floor, "ceil": sympy.ceiling, "pow": sympy.Pow, "mod": sympy.Mod,
         "floor_div": lambda a, b: sympy.floor(a / b), "second": lambda a, b: b,
+        "logaddexp": lambda a, b: sympy.log(sympy.exp(a) + sympy.exp(b)),
         "sigmoid": named("sigma"), "softplus": named("softplus"), "round": named("round"), "clip": named("clip"),
     }
 

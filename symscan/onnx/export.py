@@ -17,6 +17,7 @@ from onnx import helper, numpy_helper
 
 import symscan.onnx.indexing  # noqa: F401  (registers the lowerings)
 import symscan.onnx.loops  # noqa: F401
+import symscan.onnx.recurrences  # noqa: F401
 import symscan.onnx.tensor_ops  # noqa: F401
 from symscan.graph.basic import SharedVariable, Variable
 from symscan.graph.fg import FunctionGraph

@@ -90,6 +90,8 @@ def _arithmetic(ctx: Lowering, node, name: str, args: list[str], dtype: str) -> 
         x = args[0]
         tail = _log1p(ctx, ctx.op1("Exp", [ctx.op1("Neg", [ctx.op1("Abs", [x])])]), dtype)
         return ctx.op1("Add", [ctx.op1("Max", [x, ctx.const(np.zeros((), dtype))]), tail])
+    if name == "logaddexp":
+        return _logaddexp(ctx, *args, dtype)
     if name == "erf":
         return _erf(ctx, args[0], dtype)
     if name == "sigmoid":  # as numpy's: onnxruntime's Sigmoid flushes the tail to 0 (float32: approximate)
@@ -117,6 +119,13 @@ def _arithmetic(ctx: Lowering, node, name: str, args: list[str], dtype: str) -> 
         op = {"and_": "BitwiseAnd", "or_": "BitwiseOr", "xor": "BitwiseXor", "invert": "BitwiseNot"}[name]
         return ctx.op1(op, args)
     raise ExportError(f"{node.op} has no ONNX lowering (it computes {describe(node.outputs[0])})")
+
+
+def _logaddexp(ctx: Lowering, a: str, b: str, dtype: str) -> str:
+    """numpy's: ``max + log1p(exp(-|a - b|))``, and ``a + log 2`` where a == b (infinities)."""
+    tail = _log1p(ctx, ctx.op1("Exp", [ctx.op1("Neg", [ctx.op1("Abs", [ctx.op1("Sub", [a, b])])])]), dtype)
+    equal = ctx.op1("Add", [a, ctx.const(np.array(np.log(2.0), dtype))])
+    return ctx.op1("Where", [ctx.op1("Equal", [a, b]), equal, ctx.op1("Add", [ctx.op1("Max", [a, b]), tail])])
 
 
 def _int_divmod(ctx: Lowering, a: str, b: str, dtype: str) -> tuple[str, str]:

@@ -54,6 +54,7 @@ from symscan.tensor.elemwise import (
     le,
     log,
     log1p,
+    logaddexp,
     lt,
     maximum,
     minimum,

@@ -58,7 +58,7 @@ def _second(a, b):
 ELEMWISE_FUNCTIONS: dict[str, tuple[int, Callable]] = {
     "add": (2, np.add), "sub": (2, np.subtract), "mul": (2, np.multiply),
     "true_div": (2, np.true_divide), "floor_div": (2, np.floor_divide), "mod": (2, np.mod),
-    "pow": (2, np.power), "maximum": (2, np.maximum), "minimum": (2, np.minimum),
+    "pow": (2, np.power), "maximum": (2, np.maximum), "minimum": (2, np.minimum), "logaddexp": (2, np.logaddexp),
     "eq": (2, np.equal), "neq": (2, np.not_equal), "lt": (2, np.less), "le": (2, np.less_equal),
     "gt": (2, np.greater), "ge": (2, np.greater_equal),
     "and_": (2, np.bitwise_and), "or_": (2, np.bitwise_or), "xor": (2, np.bitwise_xor),
@@ -213,6 +213,7 @@ mod = _elemwise_function("mod")
 pow = _elemwise_function("pow")
 maximum = _elemwise_function("maximum")
 minimum = _elemwise_function("minimum")
+logaddexp = _elemwise_function("logaddexp")
 eq = _elemwise_function("eq")
 neq = _elemwise_function("neq")
 lt = _elemwise_function("lt")

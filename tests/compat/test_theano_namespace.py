@@ -143,8 +143,8 @@ def test_floatX_rejects_other_dtypes(floatX):
 # ---------------------------------------------------------------------------- printing
 def test_debugprint_shows_the_loop():
     k, A = T.iscalar("k"), T.vector("A")
-    result, updates = theano.scan(lambda prior, A: prior * A, outputs_info=T.ones_like(A), non_sequences=A,
-                                  n_steps=k)
+    result, updates = theano.scan(lambda prior, A: T.tanh(prior * A), outputs_info=T.ones_like(A),
+                                  non_sequences=A, n_steps=k)  # (the guide's prior * A needs no loop)
     power = theano.function([A, k], result[-1], updates=updates)
     text = theano.printing.debugprint(power, file="str")
     assert "Scan{" in text

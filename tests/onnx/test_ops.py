@@ -115,7 +115,7 @@ def condition(dtype, shape, rng):
 DOMAINS = {
     "add": (full, full), "sub": (full, full), "mul": (full, full), "true_div": (full, divisor),
     "floor_div": (full, divisor), "mod": (full, divisor), "pow": (base, exponent),
-    "maximum": (full, full), "minimum": (full, full),
+    "maximum": (full, full), "minimum": (full, full), "logaddexp": (wide, wide),
     "eq": (small, small), "neq": (small, small), "lt": (small, small), "le": (small, small),
     "gt": (small, small), "ge": (small, small),
     "and_": (full, full), "or_": (full, full), "xor": (full, full), "second": (full, full),

@@ -352,7 +352,7 @@ def test_rings_lower_to_loop_keeping_the_last_steps(export_check, outputs, last)
 def test_guide_power_last_step_is_a_ring_of_one(export_check):
     k, A = T.iscalar("k"), T.vector("A")
     result, updates = ss.scan(lambda prior, A: prior * A, outputs_info=T.ones_like(A), non_sequences=A, n_steps=k)
-    f = ss.function([A, k], result[-1], updates=updates, mode="fast")
+    f = ss.function([A, k], result[-1], updates=updates, mode="fast", rewrites=["-vectorize"])  # (a loop to export)
     (node,) = scan_nodes(f)
     assert [entry.ring for entry in ScanArgs.from_node(node).buffered] == [1]
     export_check(f, [np.arange(5.0), 3], [np.arange(5.0), 1], [[0.5, 2.0], 7])
@@ -376,8 +376,10 @@ def test_scan_inside_a_loop_inside_a_scan(export_check):
     for mode in ("py", "fast"):
         f = ss.function([X], out, updates=updates, mode=mode)
         model = export_check(f, [np.arange(24.0).reshape(2, 4, 3)])
-        # matrices of one row: the middle loop runs no trip, which the reference evaluator cannot run
-        export_check(f, [np.ones((3, 1, 2))], limits={"Loop of zero trips"})
+        # matrices of one row: the middle Loop runs no trip, which the reference evaluator cannot
+        # run (in mode "fast" the vectorize rules leave no middle Loop)
+        nested = any(kind == "Loop" for _, inner in export_check.loop_kinds(model.graph) for kind, _ in inner)
+        export_check(f, [np.ones((3, 1, 2))], limits={"Loop of zero trips"} if nested else ())
         if mode == "py":
             assert export_check.loop_kinds(model.graph) == [("Loop", [("Loop", [("Scan", [])])])]
 

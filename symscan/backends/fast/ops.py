@@ -15,8 +15,8 @@ numpy's scalar power is a different implementation (float32 17.0 ** 18.0 differs
 bit from the ufunc), so pow is always ``np.power``."""
 
 UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "true_div": "true_divide", "pow": "power",
-          "maximum": "maximum", "minimum": "minimum", "neg": "negative", "exp": "exp", "log": "log",
-          "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan",
+          "maximum": "maximum", "minimum": "minimum", "logaddexp": "logaddexp", "neg": "negative", "exp": "exp",
+          "log": "log", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan",
           "tanh": "tanh", "abs": "absolute", "sign": "sign", "floor": "floor", "ceil": "ceil",
           "floor_div": "floor_divide", "mod": "mod"}
 """Elemwise names that are numpy ufuncs (they take ``out=``)."""

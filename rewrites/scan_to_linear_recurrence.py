@@ -1,0 +1,143 @@
+"""``scan_to_linear_recurrence``: an output affine in its own past values,
+``x_t = Σ_j a_j x_{t-j} + b_t`` elementwise, needs no loop.
+
+The body is read with sympy (see ``rewrites.affine``). Coefficients and forcing that come
+from sequences and non-sequences are computed for all steps; then
+
+- at most two past values with fixed numeric coefficients, a forcing term that does not
+  change with the step, a float64 state and characteristic roots that are rational, of
+  modulus at most 1 and separated: sympy's closed form evaluated at the steps that are read;
+- otherwise a parallel prefix (``LinearRecurrence``): log2(T) vectorised passes.
+
+More than one lag needs fixed numeric coefficients. Characteristic roots of modulus above 1
+amplify rounding differences like |r|^T, so such recurrences stay loops unless a constant
+n_steps keeps that growth under 1e6 (coefficients known only at run time are checked then:
+see ``LinearRecurrence``). Below float64, the loop's rounding at each step cannot
+be matched within rtol 1e-9; integers wrap alike in any order, so they take the prefix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rewrites.affine import AFFINE_OPS, NotAffine, affine_form, closed_form, to_graph
+from rewrites.loop_removal import LoopRemoval, Solution, state_rows
+from rewrites.registry import Declined, register
+from rewrites.vectorize import NotVectorizable, with_time_axis
+from symscan.graph.basic import Variable
+from symscan.scan.args import RecurrentEntry
+from symscan.scan.op import Scan
+from symscan.scan.recurrences import LinearRecurrence
+from symscan.tensor.basic import constant, static_int
+from symscan.tensor.elemwise import Elemwise, cast, second
+
+MAX_GROWTH = 1e6
+"""Largest |r|^T allowed for a characteristic root r of modulus above 1 (rounding differences
+of 1e-16 grow to 1e-10 at most)."""
+
+
+@register("scan_to_linear_recurrence", phase="vectorize", tracks=(Scan,), tags=("vectorize", "scan"))
+def scan_to_linear_recurrence(fgraph, node):
+    removal = LoopRemoval(node)
+    candidates = [e for e in removal.args.recurrent if _looks_affine(e)]
+    if not candidates:
+        return None
+    problem = removal.loop_problem()
+    if problem is not None:
+        return Declined(problem)
+    for entry in candidates:
+        try:
+            solution, note = _solve(removal, entry)
+        except (NotAffine, NotVectorizable) as reason:
+            removal.decline(entry, str(reason))
+            continue
+        removal.remove(entry, solution, note)
+    return removal.result()
+
+
+def _looks_affine(entry: RecurrentEntry) -> bool:
+    """The new value is computed by an affine op (anything else is not worth a sympy look)."""
+    node = entry.inner_out.owner
+    return node is not None and isinstance(node.op, Elemwise) and node.op.name in AFFINE_OPS
+
+
+def _solve(removal: LoopRemoval, entry: RecurrentEntry) -> tuple[Solution, str]:
+    """The output without the loop, and what was done; raises NotAffine/NotVectorizable."""
+    dtype = entry.inner_out.dtype
+    if np.dtype(dtype).kind == "f" and dtype != "float64" or np.dtype(dtype).kind not in "fiu":
+        raise NotAffine(f"in {dtype} the loop rounds at every step, which a reordered computation cannot "
+                        "reproduce within rtol 1e-9")
+    form = affine_form(entry.inner_out, {v: -tap for v, tap in zip(entry.inner_in, entry.taps)})
+    lags = tuple(-tap for tap in entry.taps)
+    fixed = all(form.coefficients[lag].is_number for lag in lags)
+    if entry.span > 1 and not fixed:
+        raise NotAffine("with more than one past value the coefficients must be numbers fixed for all steps")
+    if fixed:
+        _check_roots(removal, entry, form, lags)
+    row_ndim = entry.inner_out.ndim
+    operands = [_over_steps(removal, form.coefficients[lag], form, dtype) for lag in lags]
+    forcing = _over_steps(removal, form.forcing, form, dtype)
+    history = removal.history(entry)
+    if fixed and not forcing[1] and dtype == "float64":
+        numbers = tuple((lag, form.coefficients[lag]) for lag in lags)
+        expr = closed_form(numbers, entry.span, forcing[0] is not None)
+        if expr is not None:
+            b = None if forcing[0] is None else removal.checked(forcing[0], entry)
+            return (Solution(history, at_steps=lambda ts: _evaluate(expr, history, b, ts, entry.span, row_ndim)),
+                    f"closed form {_shown(form, lags)}")
+    if forcing[0] is None:
+        forcing = (constant(np.zeros((), dtype)), False)
+    values = [(with_time_axis(v, row_ndim) if flag else v, flag) for v, flag in operands + [forcing]]
+    op = LinearRecurrence(lags, tuple(flag for _, flag in values), entry.label, removal.args.name)
+    full = op(history, *[v for v, _ in values], removal.steps)
+    return Solution(history, full=full), f"parallel prefix of {_shown(form, lags)}"
+
+
+def _over_steps(removal: LoopRemoval, expr, form, dtype: str) -> tuple[Variable | None, bool]:
+    """A coefficient or the forcing for all steps, in the state's dtype (None for a zero forcing)."""
+    if expr == 0:
+        return None, False
+    inner = to_graph(expr, form.leaves, dtype)
+    value, per_step = removal.over_steps(inner)
+    if value.dtype != dtype:
+        if not np.can_cast(value.dtype, dtype, "same_kind"):
+            raise NotAffine(f"a coefficient is {value.dtype}, the state {dtype}")
+        value = cast(value, dtype)
+    return value, per_step
+
+
+def _check_roots(removal: LoopRemoval, entry: RecurrentEntry, form, lags: tuple) -> None:
+    """Refuse characteristic roots of modulus above 1 unless the step count is a small constant."""
+    if np.dtype(entry.inner_out.dtype).kind != "f":
+        return  # integers are exact
+    char = np.zeros(entry.span + 1)
+    char[0] = 1
+    for lag in lags:
+        char[lag] -= float(form.coefficients[lag])
+    largest = max(abs(np.roots(char)))
+    if largest <= 1 + 1e-12:
+        return
+    steps = static_int(removal.args.n_steps)
+    if steps is not None and not removal.args.steps_from_sequences and largest ** abs(steps) <= MAX_GROWTH:
+        return
+    raise NotAffine(f"a characteristic root has modulus {largest:.6g} > 1: rounding differences grow like "
+                    f"{largest:.6g}^T and would leave rtol 1e-9 of the loop")
+
+
+def _evaluate(expr, history: Variable, forcing: Variable | None, ts: Variable, span: int, row_ndim: int) -> Variable:
+    """The closed form at steps ``ts`` (1..T; x(n) has n = t + span - 1), one row per step."""
+    import sympy
+
+    n = cast(state_rows(ts, row_ndim), "float64") + float(span - 1)
+    values = {sympy.Symbol("n", integer=True): n, sympy.Symbol("D"): forcing}
+    values.update({sympy.Symbol(f"i{j}"): history[j] for j in range(span)})
+    rows = to_graph(expr, {s: v for s, v in values.items() if v is not None}, "float64")
+    names = {s.name for s in expr.free_symbols}
+    if "n" not in names or not any(name.startswith("i") for name in names):
+        rows = second(second(n, history[0]), rows)  # each row has the state's shape
+    return rows
+
+
+def _shown(form, lags: tuple) -> str:
+    terms = " + ".join(f"({form.coefficients[lag]}) x_(t-{lag})" for lag in lags)
+    return f"x_t = {terms} + ({form.forcing})"
