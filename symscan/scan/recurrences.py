@@ -74,6 +74,9 @@ class Accumulate(Op):
             return [_last_of_sum(initial, values, self.per_step, steps, dtype)]
         rows = np.empty((steps + 1,) + initial.shape, dtype)
         rows[0] = initial
+        if self.per_step and values.shape == rows[1:].shape and _starts_at_identity(ufunc, initial, values):
+            ufunc.accumulate(values, axis=0, out=rows[1:], dtype=dtype)  # one pass: no copy of the operand
+            return [rows]
         if steps:
             rows[1:] = values
         ufunc.accumulate(rows, axis=0, out=rows, dtype=dtype)
@@ -94,6 +97,32 @@ class Accumulate(Op):
 
     def __str__(self) -> str:
         return f"Accumulate{{{self.op}{', last' if self.last else ''}}}"
+
+
+def _starts_at_identity(ufunc, initial: np.ndarray, values: np.ndarray) -> bool:
+    """Whether ``initial ⊕ v`` is exactly ``v`` for every first operand row ``v`` (then the
+    accumulation can start from the operand itself). For add and logaddexp, not when a first
+    value is -0.0 (0.0 + -0.0 is +0.0)."""
+    if initial.size == 0 or values.shape[0] == 0:
+        return False
+    kind = initial.dtype.kind
+    negative_zero_first = kind == "f" and bool(np.any(np.signbit(values[0]) & (values[0] == 0)))
+    if ufunc is np.add:
+        return bool(np.all(initial == 0)) and not negative_zero_first
+    if ufunc is np.multiply:
+        return bool(np.all(initial == 1))
+    if ufunc in (np.maximum, np.minimum):
+        if kind == "f":
+            return bool(np.all(initial == (-np.inf if ufunc is np.maximum else np.inf)))
+        if kind in "iu":
+            info = np.iinfo(initial.dtype)
+            return bool(np.all(initial == (info.min if ufunc is np.maximum else info.max)))
+        return False
+    if ufunc is np.logaddexp:  # logaddexp(-inf, -0.0) is +0.0 too
+        return bool(np.all(initial == -np.inf)) and not negative_zero_first
+    if ufunc in (np.bitwise_and, np.bitwise_or) and kind == "b":
+        return bool(np.all(initial == (ufunc is np.bitwise_and)))
+    return False
 
 
 SUM_CHUNK = 8192

@@ -288,3 +288,19 @@ def test_vectorized_scan_exports_like_py(export_check, rng, name):
     assert sum(isinstance(node.op, Scan) for node in nodes) == spec.loops_left
     assert spec.op is None or any(isinstance(node.op, spec.op) for node in nodes), f.fgraph.toposort()
     export_check(f, *value_sets)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "int64"])
+@pytest.mark.parametrize("read", ["all", "last"])
+def test_a_running_sum_exports_as_one_cumsum(export_check, rng, dtype, read):
+    """No loop in the model: ONNX's CumSum over the initial row and the operand (broadcast to
+    the rows' shape), the last row gathered when only it is read."""
+    x, s0 = T.tensor(dtype, shape=(None, None), name="x"), T.tensor(dtype, shape=(None,), name="s0")
+    out, _ = ss.scan(lambda v, s: s + v, sequences=x, outputs_info=s0)
+    f = ss.function([x, s0], out[-1] if read == "last" else out, mode="fast")
+    draw = (lambda *shape: rng.normal(size=shape).astype(dtype)) if dtype[0] == "f" else \
+        (lambda *shape: rng.integers(-2**31, 2**31 - 1, size=shape).astype(dtype))  # int32 sums wrap
+    values = [[draw(n, 3), draw(3)] for n in (0, 1, 2, 50)] + [[draw(4, 1), draw(3)]]
+    model = export_check(f, *(values[1:] if read == "last" else values))  # (out[-1] of no step fails)
+    assert export_check.loop_kinds(model.graph) == []
+    assert [n.op_type for n in model.graph.node].count("CumSum") == 1

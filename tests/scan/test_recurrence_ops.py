@@ -139,6 +139,33 @@ def test_accumulate_row_shape_error_is_the_loop_error(mode, per_step, row, opera
     assert message(got.value).startswith(f"scan {NAME!r}: {LABEL} has shape {row} per step")
 
 
+IDENTITIES = {("add", "float64"): 0.0, ("add", "int32"): 0, ("mul", "float64"): 1.0, ("mul", "int32"): 1,
+              ("maximum", "float64"): -np.inf, ("maximum", "int32"): np.iinfo("int32").min,
+              ("minimum", "float64"): np.inf, ("minimum", "int32"): np.iinfo("int32").max,
+              ("logaddexp", "float64"): -np.inf, ("and_", "bool"): True, ("or_", "bool"): False}
+
+
+@BACKENDS
+@pytest.mark.parametrize("op, dtype", list(IDENTITIES))
+@pytest.mark.parametrize("row", [(), (3,)], ids=["row[]", "row[3]"])
+def test_accumulate_from_the_identity_is_the_loop_bit_for_bit(mode, rng, op, dtype, row):
+    """An initial value that ⊕ leaves unchanged (0, 1, ±inf, the int extremes, True/False) lets
+    the op accumulate the operand directly; the rows are the loop's exactly, specials included
+    (nan, ±inf, and -0.0 first: the loop's 0.0 + -0.0 is +0.0)."""
+    initial, values, steps = tensor(dtype, len(row), "s0"), tensor(dtype, 1 + len(row), "g"), T.lscalar("n")
+    f = ss.function([initial, values, steps], Accumulate(op, True, False)(initial, values, steps), mode=mode)
+    operand = sample(rng, dtype, op, (50, *row))
+    if dtype == "float64":
+        operand[[3, 17, 30]] = [np.nan, np.inf, -np.inf]
+    cases = [operand] + ([np.concatenate([np.full((2, *row), -0.0), operand])] if dtype == "float64" else [])
+    s0 = np.full(row, IDENTITIES[op, dtype], dtype=dtype)
+    for values_ in cases:
+        got = f(s0, values_, len(values_))
+        expected = accumulate_loop(op, s0, values_, len(values_), True, False)
+        np.testing.assert_array_equal(got, expected)
+        assert np.array_equal(np.signbit(got), np.signbit(expected))
+
+
 @BACKENDS
 @pytest.mark.parametrize("per_step", [True, False], ids=["per_step", "invariant"])
 def test_accumulate_zero_steps_ignores_row_shape(mode, per_step):
