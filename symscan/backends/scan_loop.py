@@ -15,13 +15,7 @@ import numpy as np
 
 from symscan.graph.basic import Apply
 from symscan.scan.args import ScanArgs
-from symscan.scan.checks import (  # noqa: F401  (the rules live with the scan; the fast loops call them from here)
-    check_sequences,
-    direction_and_steps,
-    initial_rows,
-    shape_error,
-    title,
-)
+from symscan.scan.checks import check_sequences, direction_and_steps, initial_rows, shape_error
 
 
 # ---------------------------------------------------------------------------- shared rules

@@ -171,7 +171,7 @@ class CheckRowShape(Op):
     def perform(self, node, inputs):
         value, row, steps = inputs
         if int(steps) > 0:
-            check_row_shape(_skeleton(self.name), self.label, np.shape(row), np.shape(value))
+            check_row_shape(self.name, self.label, np.shape(row), np.shape(value))
             return [value]
         return [value if _fits(np.shape(value), np.shape(row)) else _fitting_zeros(node.outputs[0].type, np.shape(row))]
 
@@ -193,14 +193,15 @@ def _fitting_zeros(value_type: TensorType, row: tuple) -> np.ndarray:
     return np.zeros(shape, value_type.dtype)
 
 
-def check_row_shape(args: ScanArgs, label: str, row: tuple, operand: tuple) -> None:
+def check_row_shape(name: str | None, label: str, row: tuple, operand: tuple) -> None:
     """A step combining a state row of shape ``row`` with an operand of shape ``operand``
-    keeps the row's shape, else the loop's error (the first step is the one that fails)."""
+    keeps the row's shape, else the loop's error (the first step is the one that fails) for
+    the scan called ``name``."""
     try:
         produced = np.broadcast_shapes(row, operand)
     except ValueError:
-        raise ValueError(f"{title(args)}: {label or 'an output'} has shape {row} per step but its update "
+        raise ValueError(f"{title(_skeleton(name))}: {label or 'an output'} has shape {row} per step but its update "
                          f"combines it with shape {operand}, which does not broadcast; fn must return the "
                          "same shape at every step") from None
     if produced != tuple(row):
-        raise shape_error(args, label, tuple(row), produced, 0)
+        raise shape_error(_skeleton(name), label, tuple(row), produced, 0)

@@ -19,7 +19,7 @@ import numpy as np
 
 from symscan.graph.basic import Apply, Op, Variable
 from symscan.graph.type import TensorType
-from symscan.scan.checks import _skeleton, check_row_shape
+from symscan.scan.checks import check_row_shape
 from symscan.tensor.basic import as_tensor_variable, static_int
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Elemwise
 
@@ -60,25 +60,21 @@ class Accumulate(Op):
         initial, values, steps = np.asarray(inputs[0]), np.asarray(inputs[1]), int(inputs[2])
         operand = values.shape[1:] if self.per_step else values.shape
         if steps:
-            check_row_shape(_skeleton(self.name), self.label, initial.shape, operand)
+            check_row_shape(self.name, self.label, initial.shape, operand)
         dtype = np.dtype(node.outputs[0].dtype)
         ufunc = ELEMWISE_FUNCTIONS[_LOGICAL.get(self.op, self.op) if dtype.kind == "b" else self.op][1]
-        if self.last and not (self.op == "add" and dtype.kind in "fc"):
-            rows = np.empty((steps + 1,) + initial.shape, dtype)
-            rows[0] = initial
-            if steps:
-                rows[1:] = values
-            # the dtype is explicit: numpy's reductions would widen small ints and bools
-            return [ufunc.reduce(rows, axis=0, dtype=dtype)]
-        if self.last:  # numpy sums floats pairwise; the loop's order needs an accumulation
+        if self.last and self.op == "add" and dtype.kind in "fc":  # numpy sums floats pairwise
             return [_last_of_sum(initial, values, self.per_step, steps, dtype)]
         rows = np.empty((steps + 1,) + initial.shape, dtype)
         rows[0] = initial
-        if self.per_step and values.shape == rows[1:].shape and _starts_at_identity(ufunc, initial, values):
+        direct = self.per_step and not self.last and values.shape == rows[1:].shape
+        if direct and _starts_at_identity(ufunc, initial, values):
             ufunc.accumulate(values, axis=0, out=rows[1:], dtype=dtype)  # one pass: no copy of the operand
             return [rows]
         if steps:
             rows[1:] = values
+        if self.last:  # the dtype is explicit: numpy's reductions would widen small ints and bools
+            return [ufunc.reduce(rows, axis=0, dtype=dtype)]
         ufunc.accumulate(rows, axis=0, out=rows, dtype=dtype)
         return [rows]
 
@@ -178,7 +174,7 @@ class LinearRecurrence(Op):
             return [out]
         operands = [np.asarray(v) for v in (*coefficients, forcing)]
         for value, flag in zip(operands, self.per_step):
-            check_row_shape(_skeleton(self.name), self.label, row, value.shape[1:] if flag else value.shape)
+            check_row_shape(self.name, self.label, row, value.shape[1:] if flag else value.shape)
         coefficients, forcing = operands[:-1], operands[-1]
         wraps = np.dtype(dtype).kind in "iu"  # integer products wrap, as in the loop, without a warning
         with np.errstate(over="ignore") if wraps else contextlib.nullcontext():

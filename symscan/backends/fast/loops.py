@@ -18,6 +18,7 @@ from symscan.backends import scan_loop
 from symscan.backends.fast.codegen import Codegen, emits
 from symscan.backends.fast.ops import IN_PLACE_MIN_SIZE
 from symscan.backends.reference import ReferenceEvaluator
+from symscan.scan import checks
 from symscan.scan.args import ScanArgs
 from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
@@ -37,10 +38,10 @@ def history_buffer(rows: np.ndarray, n_steps: int, dtype) -> np.ndarray:
     return buf
 
 
-HELPERS = {"_scan_direction": scan_loop.direction_and_steps, "_scan_check": scan_loop.check_sequences,
-           "_scan_initial": scan_loop.initial_rows, "_scan_length": scan_loop.buffer_length,
+HELPERS = {"_scan_direction": checks.direction_and_steps, "_scan_check": checks.check_sequences,
+           "_scan_initial": checks.initial_rows, "_scan_length": scan_loop.buffer_length,
            "_scan_result": scan_loop.result_rows, "_scan_unrun": scan_loop.unrun_nit_sot_shapes,
-           "_scan_shape_error": scan_loop.shape_error, "_scan_history": history_buffer,
+           "_scan_shape_error": checks.shape_error, "_scan_history": history_buffer,
            "_perf": time.perf_counter}
 
 
