@@ -80,8 +80,7 @@ class LoopRemoval:
 
     def read_inside(self, entry: RecurrentEntry) -> bool:
         """Whether the rest of the body reads this output's past or new values."""
-        others = [o for o in self.args.inner_outputs() if o is not entry.inner_out]
-        used = set(ancestors(others, stop_at=self.args.inner_inputs()))
+        used = set(ancestors(self.args.inner_outputs_except(entry), stop_at=self.args.inner_inputs()))
         return any(v in used for v in [*entry.inner_in, entry.inner_out])
 
     def over_steps(self, var: Variable) -> tuple[Variable, bool]:

@@ -1,7 +1,7 @@
 """The registry: every rewrite with its name, phase, the op classes it looks at and its tags.
 
 Phases run in the order of ``PHASES``; ``select`` turns a user's ``rewrites=[...]`` list
-(names or tags, ``-name`` to exclude) into the rules to run.
+(names or tags, ``-name`` to exclude; ``rule:``/``tag:`` to disambiguate) into the rules to run.
 """
 
 from __future__ import annotations
@@ -65,28 +65,40 @@ def register(name: str, *, phase: str, tracks: Iterable[type] = (), tags: Iterab
 
 
 def _matches(rule: Rewrite, key: str) -> bool:
-    return key == rule.name or key in rule.tags
+    """Whether ``key`` (a rule name, a tag, or ``rule:NAME`` / ``tag:NAME``) covers ``rule``.
+
+    A bare key that is both a rule's name and a tag ("merge", "canonicalize", "save_mem",
+    "inplace") means the tag, whether it includes or excludes: one rule is never silently
+    chosen over a tag. ``rule:merge`` names the one rule.
+    """
+    kind, _, name = key.rpartition(":")
+    if kind == "rule":
+        return rule.name == name
+    return name in rule.tags or (kind != "tag" and rule.name == name)
+
+
+def _known_keys() -> set[str]:
+    # phase names are tags even before a rule of that phase is registered (API.md lists them)
+    tags = set(PHASES) | {t for r in REGISTRY.values() for t in r.tags}
+    return set(REGISTRY) | tags | {f"rule:{n}" for n in REGISTRY} | {f"tag:{t}" for t in tags}
 
 
 def select(spec: Iterable[str] | None, default: Iterable[str] | None) -> list[Rewrite]:
     """Rules chosen by ``spec`` over the mode's ``default`` (None meaning every rule).
 
     ``spec`` None keeps the default. Names/tags in ``spec`` replace the default with those
-    rules (a key that is both, like "merge", selects the whole tag). ``-key`` entries remove
-    the rule of that name, or every rule with that tag when no rule has the name.
+    rules; ``-key`` entries remove them. A key that is a tag stands for every rule with that
+    tag (see ``_matches``); ``rule:NAME`` and ``tag:NAME`` say which one is meant.
     """
     spec = [spec] if isinstance(spec, str) else list(spec or [])
-    # phase names are tags even before a rule of that phase is registered (API.md lists them)
-    known = set(REGISTRY) | set(PHASES) | {t for r in REGISTRY.values() for t in r.tags}
+    known = _known_keys()
     for key in spec:
         if key.lstrip("-") not in known:
-            raise ValueError(f"unknown rewrite or tag {key.lstrip('-')!r}; known: {', '.join(sorted(known))}")
+            shown = sorted(k for k in known if ":" not in k)
+            raise ValueError(f"unknown rewrite or tag {key.lstrip('-')!r}; known: {', '.join(shown)} "
+                             "(prefix rule: or tag: to say which of the two a name means)")
     include = [k for k in spec if not k.startswith("-")]
     exclude = [k[1:] for k in spec if k.startswith("-")]
     base = include if include else (list(REGISTRY) if default is None else list(default))
     chosen = [r for r in REGISTRY.values() if any(_matches(r, k) for k in base)]
-    return [r for r in chosen if not any(_excluded(r, k) for k in exclude)]
-
-
-def _excluded(rule: Rewrite, key: str) -> bool:
-    return rule.name == key if key in REGISTRY else key in rule.tags
+    return [r for r in chosen if not any(_matches(r, k) for k in exclude)]

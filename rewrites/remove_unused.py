@@ -2,7 +2,7 @@
 
 - non-sequences and sequence taps no inner node reads (a dropped tap re-slices the sequence
   so the remaining taps read the same elements, in either direction); a whole sequence
-  stays when only the loop can check that it is long enough for an explicit n_steps;
+  stays unless it is known now to be long enough (only the loop can check it at run time);
 - outputs nobody outside reads, when no other part of the body reads their past values;
 - constant non-sequences, which move into the body (so constant folding can see them).
 """
@@ -17,6 +17,7 @@ from symscan.graph.traversal import ancestors
 from symscan.scan.args import ScanArgs, SequenceEntry
 from symscan.scan.checks import CheckSequenceLength
 from symscan.scan.op import Scan
+from symscan.tensor.basic import static_int
 
 
 def _read_inside(args: ScanArgs) -> set:
@@ -42,6 +43,17 @@ def _keep_length_check(args: ScanArgs, seq: SequenceEntry) -> None:
         args.n_steps = clone_replace([args.n_steps], {seq.outer: checked})[0]
 
 
+def _long_enough_without_loop(args: ScanArgs, seq: SequenceEntry) -> bool:
+    """Whether an unread sequence can leave the loop without losing its "too short" error:
+    n_steps is counted from the sequences (``_keep_length_check`` keeps the span's check), or
+    both its length and n_steps are known now and the length is enough."""
+    length = seq.outer.type.shape[0]
+    if args.steps_from_sequences:
+        return length is None or length >= seq.span
+    steps = static_int(args.n_steps)
+    return length is not None and steps is not None and length >= abs(steps) + seq.span
+
+
 def _drop_sequences(args: ScanArgs, read: set) -> tuple[list[str], list[str]]:
     """Drop unused sequence taps (in place): what was dropped, and unused sequences that stay
     because only the loop can check at run time that they are long enough for n_steps."""
@@ -53,7 +65,7 @@ def _drop_sequences(args: ScanArgs, read: set) -> tuple[list[str], list[str]]:
         elif keep:
             sequences.append(_drop_taps(seq, keep))
             done.append(f"dropped unused taps of {seq.label}")
-        elif not args.steps_from_sequences and seq.outer.type.shape[0] is None:
+        elif not _long_enough_without_loop(args, seq):
             sequences.append(seq)
             kept.append(seq.label or "a sequence")
         else:
@@ -75,8 +87,7 @@ def _unused_outputs(fgraph, args: ScanArgs) -> list[str]:
                     continue
                 past = getattr(entry, "inner_in", [])
                 own = set(past if isinstance(past, list) else [past])
-                others = [o for o in args.inner_outputs() if o is not entry.inner_out]
-                if own & set(ancestors(others)):
+                if own & set(ancestors(args.inner_outputs_except(entry))):
                     continue
                 getattr(args, kind).remove(entry)
                 removed.append(entry.label or kind.replace("_", "-"))

@@ -75,10 +75,14 @@ def _solve(removal: LoopRemoval, entry: RecurrentEntry) -> tuple[Solution, str]:
     if fixed:
         _check_roots(removal, entry, form, lags)
     row_ndim = entry.inner_out.ndim
+    # a tap fn ignores has coefficient 0: a zero operand for the prefix, and no closed form
+    # (sympy would solve a lower order that the given initial rows over-determine)
     operands = [_over_steps(removal, form.coefficients[lag], form, dtype) for lag in lags]
+    operands = [(constant(np.zeros((), dtype)), False) if v is None else (v, flag) for v, flag in operands]
     forcing = _over_steps(removal, form.forcing, form, dtype)
     history = removal.history(entry)
-    if fixed and not forcing[1] and dtype == "float64":
+    all_lags_read = all(form.coefficients[lag] != 0 for lag in lags)
+    if fixed and all_lags_read and not forcing[1] and dtype == "float64":
         numbers = tuple((lag, form.coefficients[lag]) for lag in lags)
         expr = closed_form(numbers, entry.span, forcing[0] is not None)
         if expr is not None:

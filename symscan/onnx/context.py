@@ -7,6 +7,7 @@ enclosing graph's names (ONNX subgraphs may read outer values by name).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -93,6 +94,21 @@ class Lowering:
     def ints(self, values, hint: str = "ints") -> str:
         return self.const(np.asarray(values, dtype=np.int64), hint)
 
+    def guard(self, value: str, dtype, ok: str, message: str) -> str:
+        """``value`` once the bool scalar ``ok`` holds; otherwise running the model fails with
+        ``message`` (see ``failed_check``). ONNX has no op that raises: the failing branch of an
+        ``If`` gathers out of range, in a node named after the message, which onnxruntime quotes."""
+        then, other = Lowering(self.opset, self), Lowering(self.opset, self)
+        kept = then.op1("Identity", [value])
+        flat = other.op1("Reshape", [value, other.ints([-1])])
+        failed = other.fresh("failed")
+        other.nodes.append(helper.make_node("Gather", [flat, other.const(np.int64(2 ** 62))], [failed],
+                                            name=f"{CHECK_MARK}{self.fresh('check')}: {message}"))
+        branches = {f"{key}_branch": helper.make_graph(body.nodes, self.fresh(f"check_{key}"), [],
+                                                       [helper.make_tensor_value_info(out, onnx_type(dtype), None)])
+                    for key, body, out in (("then", then, kept), ("else", other, failed))}
+        return self.op1("If", [ok], hint="checked", **branches)
+
     def cast(self, name: str, from_dtype, to_dtype) -> str:
         if np.dtype(from_dtype) == np.dtype(to_dtype):
             return name
@@ -114,6 +130,16 @@ class Lowering:
                               "exported function or use mode='py'/'fast'")
         outs = lowering(self, node, [self.name_of(v) for v in node.inputs])
         self.names.update(zip(node.outputs, outs))
+
+
+CHECK_MARK = "symscan check "
+
+
+def failed_check(error_text: str) -> str | None:
+    """The message of the ``guard`` that failed, read off onnxruntime's error text (None when
+    the error came from anywhere else)."""
+    match = re.search(re.escape(CHECK_MARK) + r"\S+: (.*?)' Status Message", error_text, re.S)
+    return match.group(1) if match else None
 
 
 def value_info(name: str, var: Variable) -> onnx.ValueInfoProto:

@@ -8,8 +8,8 @@ when going backwards, decided at run time when a negative n_steps may reverse th
 a mit-sot's window of past values is loop state, ``until`` becomes the loop condition, and
 a ringed output keeps its last steps. Non-sequences are read from the enclosing graph by
 name. Shared updates are final loop states. A loop that may run no step and needs one (see
-``_may_run_no_step``) runs one on zeros and drops it; a sequence too short for the step count
-makes a Gather fail (``_checked_steps``).
+``_may_run_no_step``) runs one on zeros and drops it. Sequences too short for the step count
+and mit-sots with too few initial rows fail with scan's messages (``symscan.onnx.checks``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper
 
+from symscan.onnx.checks import check_initial_rows, check_sequence, title
 from symscan.onnx.context import Lowering, lowers, onnx_type
 from symscan.onnx.tensor_ops import unsqueeze
 from symscan.scan.args import RecurrentEntry, ScanArgs
@@ -81,17 +82,14 @@ def _steps(ctx: Lowering, args: ScanArgs, outer: dict) -> str:
 
 
 def _checked_steps(ctx: Lowering, args: ScanArgs, outer: dict, n: str) -> str:
-    """``n`` (non-negative), read through a Gather that fails, as mode "py" does, when a sequence
-    has fewer rows than ``n`` steps and its taps need (else Slice would run fewer steps and a
-    backward read would wrap round). Steps counted from the sequences need no check."""
-    if args.steps_from_sequences:
-        return n
+    """``n`` (non-negative) once every sequence has ``n`` elements plus its taps' span, as mode
+    "py" checks (else Slice would run fewer steps and a backward read would wrap round)."""
+    if args.steps_from_sequences:  # counted from the sequences: negative when one is shorter than its span
+        ok = ctx.op1("GreaterOrEqual", [n, ctx.const(np.int64(0))])
+        return ctx.guard(n, "int64", ok, f"{title(args.name)}: the sequences are shorter than their taps need") \
+            if any(s.span for s in args.sequences) else n
     for seq in args.sequences:
-        length = ctx.op1("Gather", [ctx.op1("Shape", [outer[seq.outer]]), ctx.const(np.int64(0))])
-        rows = ctx.op1("Range", [ctx.const(np.int64(0)), ctx.op1("Add", [length, ctx.const(np.int64(1))]),
-                                 ctx.const(np.int64(1))])
-        need = ctx.op1("Add", [n, ctx.const(np.int64(seq.span))])
-        n = ctx.op1("Sub", [ctx.op1("Gather", [rows, need]), ctx.const(np.int64(seq.span))])
+        n = check_sequence(ctx, n, "int64", outer[seq.outer], n, seq.label, seq.taps, title(args.name))
     return n
 
 
@@ -286,6 +284,7 @@ def _initial_windows(ctx: Lowering, args: ScanArgs, outer: dict) -> list[str]:
         if entry in args.sit_sot:
             windows.append(init)
         else:
+            init = check_initial_rows(ctx, init, entry.outer_init.dtype, entry.label, entry.taps, title(args.name))
             windows.append(ctx.op1("Slice", [init, ctx.ints([0]), ctx.ints([entry.span]), ctx.ints([0])]))
     return windows
 

@@ -3,7 +3,7 @@
 A running sum over a stacked operand is ONNX's ``CumSum`` over the initial row and the
 operand. ONNX has no accumulate for the other ops and no parallel prefix, so those lower the
 scan they stand for (``op.expand``), which the Scan lowering turns into an ONNX Scan or Loop.
-The checks cannot raise in ONNX: they pass their value through.
+The checks these graphs carry are lowered in ``symscan.onnx.checks``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import numpy as np
 from symscan.graph.fg import FunctionGraph
 from symscan.onnx.context import Lowering, lowers
 from symscan.onnx.tensor_ops import unsqueeze
-from symscan.scan.checks import CheckRowShape, InitialRows, StepCount
 from symscan.scan.recurrences import Accumulate, LinearRecurrence
 
 CUMSUM_DTYPES = ("float32", "float64", "int32", "int64", "uint32", "uint64")
@@ -41,21 +40,3 @@ def lower_by_expansion(ctx: Lowering, node, ins: list[str]) -> list[str]:
     inputs = [v.type.make_variable(name=v.name) for v in node.inputs]
     outputs = [node.op.expand(*inputs)]
     return ctx.graph(FunctionGraph(inputs, outputs, clone=False), ins)
-
-
-@lowers(StepCount)
-def lower_step_count(ctx: Lowering, node, ins: list[str]) -> list[str]:
-    steps = ctx.cast(ins[0], node.inputs[0].dtype, "int64")
-    return [steps if node.op.steps_from_sequences else ctx.op1("Abs", [steps])]
-
-
-@lowers(InitialRows)
-def lower_initial_rows(ctx: Lowering, node, ins: list[str]) -> list[str]:
-    if node.op.sit_sot:
-        return [unsqueeze(ctx, ins[0], [0])]
-    return [ctx.op1("Slice", [ins[0], ctx.ints([0]), ctx.ints([node.op.span])])]
-
-
-@lowers(CheckRowShape)
-def lower_check_row_shape(ctx: Lowering, node, ins: list[str]) -> list[str]:
-    return [ctx.op1("Identity", [ins[0]])]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from symscan.graph.fg import FunctionGraph
+from symscan.onnx.context import failed_check
 
 
 class OnnxRuntimeEvaluator:
@@ -21,7 +22,9 @@ class OnnxRuntimeEvaluator:
 
         self.model = export(function)
         options = ort.SessionOptions()
-        options.log_severity_level = 3  # shared variables are inputs with initializers on purpose: no warning
+        # shared variables are inputs with initializers on purpose (no warning), and failures are
+        # raised as exceptions (no log of them on stderr)
+        options.log_severity_level = 4
         self.session = ort.InferenceSession(self.model.SerializeToString(), sess_options=options,
                                             providers=["CPUExecutionProvider"])
         # The model's inputs, shared variables included: the session lists those that have an
@@ -34,4 +37,10 @@ class OnnxRuntimeEvaluator:
         shared = shared or {}
         values = list(inputs) + [shared[v] for v in self.shared]
         feeds = {name: np.asarray(value) for name, value in zip(self.input_names, values)}
-        return self.session.run(None, feeds)
+        try:
+            return self.session.run(None, feeds)
+        except Exception as err:  # onnxruntime's own types; a failed check is scan's ValueError
+            message = failed_check(str(err))
+            if message is None:
+                raise
+            raise ValueError(message) from None

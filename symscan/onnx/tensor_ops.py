@@ -11,7 +11,6 @@ import numpy as np
 
 from symscan.graph.basic import describe
 from symscan.onnx.context import ExportError, Lowering, lowers, onnx_type
-from symscan.scan.checks import CheckSequenceLength
 from symscan.tensor.creation import Alloc, Arange, Eye
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.math import ArgReduce, CumOp, Dot, MatMul, Outer, Reduce
@@ -496,11 +495,6 @@ def lower_eye(ctx: Lowering, node, ins: list[str]) -> list[str]:
     zeros = ctx.op1("ConstantOfShape", [shape])
     work = "int32" if node.op.dtype == "bool" else compute_dtype(node.op.dtype)  # onnxruntime: no int8, bool
     return [ctx.cast(ctx.op1("EyeLike", [zeros], k=k, dtype=onnx_type(work)), work, node.op.dtype)]
-
-
-@lowers(CheckSequenceLength)
-def lower_check(ctx: Lowering, node, ins: list[str]) -> list[str]:
-    return [ctx.op1("Identity", ins)]  # ONNX cannot raise scan's error; a short sequence fails in the slice
 
 
 @lowers(RandomVariable)

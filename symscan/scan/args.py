@@ -136,6 +136,12 @@ class ScanArgs:
         outs = [e.inner_out for e in self.buffered] + [s.inner_out for s in self.shared]
         return outs + ([self.until] if self.until is not None else [])
 
+    def inner_outputs_except(self, entry) -> list[Variable]:
+        """The inner outputs of every other entry (and the until condition). By entry, not by
+        variable: fn may return the same variable for several outputs."""
+        outs = [e.inner_out for e in self.buffered + self.shared if e is not entry]
+        return outs + ([self.until] if self.until is not None else [])
+
     def set_inner_outputs(self, outputs: list[Variable]) -> None:
         """Replace every inner output at once, in the order of ``inner_outputs``."""
         it = iter(outputs)

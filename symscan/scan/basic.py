@@ -43,7 +43,7 @@ def scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None, n_
         raise ValueError("scan: n_steps is required when there are no sequences")
     check_static_lengths(seqs, steps)
     if steps is not None and static_int(steps) == 1:  # a root int64 variable has no .data
-        return scan_one_step(fn, seqs, outs, non_seqs, backwards, strict, return_list)
+        return scan_one_step(fn, seqs, outs, non_seqs, backwards, strict, return_list, name)
     placeholders = _placeholders(seqs, outs)
     trace = call_fn(fn, [v for group in placeholders for v in group] + non_seqs, argument_roles(seqs, outs, non_seqs))
     check_output_count(trace, outs)

@@ -205,3 +205,33 @@ def check_row_shape(name: str | None, label: str, row: tuple, operand: tuple) ->
                          "same shape at every step") from None
     if produced != tuple(row):
         raise shape_error(_skeleton(name), label, tuple(row), produced, 0)
+
+
+@dataclass(frozen=True)
+class UnrolledStep(Op):
+    """The value of one output of an unrolled scan (a constant n_steps of 1 or -1 builds no
+    loop), after the checks the loop would make before and after its one step.
+
+    Inputs: the value, then (recurrent outputs) the state row it must keep the shape of, then
+    ``guards``: checked sequences and initial rows (``CheckSequenceLength``, ``InitialRows``)
+    whose ops raise the loop's errors. fn need not read them, but the loop checks them all, so
+    every output depends on every guard.
+    """
+
+    label: str
+    recurrent: bool
+    name: str | None = None
+
+    def make_node(self, value, *rest) -> Apply:
+        value = as_tensor_variable(value)
+        return Apply(self, [value] + [as_tensor_variable(v) for v in rest], [value.type])
+
+    def perform(self, node, inputs):
+        value = inputs[0]
+        if self.recurrent and np.shape(value) != np.shape(inputs[1]):
+            raise shape_error(_skeleton(self.name), self.label, np.shape(inputs[1]), np.shape(value), 0)
+        return [value]
+
+    def __str__(self) -> str:
+        return f"UnrolledStep{{{self.label}}}"
+

@@ -126,3 +126,23 @@ def test_scalar_pow_is_bitwise_the_ufunc():
     """numpy's scalar ** and its power ufunc differ for float32 (17 ** 18); fast must match py."""
     x = T.fscalar("x")
     _both([x], x ** 18.0, [np.float32(17.0)])
+
+
+@pytest.mark.parametrize("read", ["last", "last two"])
+def test_a_ringed_map_of_rows_of_unknown_shape(read):
+    """Issue 12, bug 1: a map returning its (non-scalar) sequence element unchanged, read at
+    ``out[-1]``: save_mem keeps one step, whose row shape is known only at run time; the
+    generated code checked it against a row shape it never recorded (NameError)."""
+    x = T.matrix("x")
+    out, _ = ss.scan(lambda v: v, sequences=x)
+    picked = out[-1] if read == "last" else out[-2:]
+    f = _both([x], picked, [np.arange(6.0).reshape(3, 2)], rewrites=["save_mem"])
+    assert "rings=" in ss.dprint(f, file="str")
+    _both([x], picked, [np.arange(6.0).reshape(3, 2)])  # every rewrite on
+    np.testing.assert_array_equal(f(np.ones((3, 2))), np.ones(2) if read == "last" else np.ones((2, 2)))
+    if read == "last":  # no step: out[-1] is an index error in every mode
+        for g in (f, ss.function([x], picked, mode="py")):
+            with pytest.raises(IndexError):
+                g(np.ones((0, 2)))
+    else:
+        _both([x], picked, [np.ones((0, 2))], rewrites=["save_mem"])

@@ -436,7 +436,8 @@ def test_negative_n_steps_at_run_time_reverses_the_loop(export_check, go_backwar
                                   Loop(((-1, 1),), ("sit",), n_steps="symbolic"),
                                   Loop(((0,),), ("sit",), True, n_steps="symbolic")], ids=str)
 def test_sequence_too_short_for_n_steps_fails_in_onnxruntime_too(export_check, spec):
-    """Mode "py" raises; the model fails in a Gather (it neither runs fewer steps nor wraps round)."""
+    """Mode "py" raises; the model fails in the check node named after the rule (it neither
+    runs fewer steps nor wraps round), and mode "onnxruntime" raises that as a ValueError."""
     inputs, result, updates, _ = spec.build()
     f = ss.function(inputs, result, updates=updates, mode="py")
     values = [np.ones((spec.span + 5, 2)) if var.name[0] == "x" else np.int64(6) if var.name == "k"
@@ -444,9 +445,28 @@ def test_sequence_too_short_for_n_steps_fails_in_onnxruntime_too(export_check, s
     with pytest.raises(ValueError, match=r"'x0' has \d+ elements but 6 steps"):
         f(*values)
     model = export_check.export(f)
-    with pytest.raises(Exception, match="Gather") as failure:
+    with pytest.raises(Exception, match=r"symscan check \S+: scan: sequences\[0\] 'x0' has fewer elements than "
+                                        r"n_steps \+ \d+"):
         export_check.session(model).run(None, export_check.feeds(model, f, values))
-    assert "out of data bounds" in str(failure.value)
+    g = ss.function(inputs, result, updates=updates, mode="onnxruntime")
+    with pytest.raises(ValueError, match=r"^scan: sequences\[0\] 'x0' has fewer elements than n_steps \+ \d+ "
+                                         r"\(taps \[.*\]\); pass a longer sequence or a smaller n_steps$"):
+        g(*values)
+
+
+@pytest.mark.parametrize("n_steps", [4, "symbolic"])
+def test_mit_sot_with_too_few_initial_rows_raises_in_onnxruntime(n_steps):
+    """Issue 12, bug 6: the initial rows are checked in the graph, with the loop's rule."""
+    h, k = T.vector("h"), T.lscalar("k")
+    xs, _ = ss.scan(lambda a, b: a + b, outputs_info=dict(initial=h, taps=[-2, -1]),
+                    n_steps=k if n_steps == "symbolic" else n_steps)
+    inputs = [h, k] if n_steps == "symbolic" else [h]
+    steps = [4] if n_steps == "symbolic" else []
+    for mode in ("py", "fast", "onnxruntime"):
+        f = ss.function(inputs, xs, mode=mode)
+        with pytest.raises(ValueError, match=r"outputs_info\[0\] \(initial 'h'\) has (1|fewer than 2) initial rows"):
+            f(np.array([1.0]), *steps)
+        np.testing.assert_array_equal(f(np.array([1.0, 2.0]), *steps), [3.0, 5.0, 8.0, 13.0])
 
 
 # ---------------------------------------------------------------------------- reference evaluator limits

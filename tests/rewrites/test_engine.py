@@ -72,7 +72,7 @@ def test_select_includes_by_name_or_tag(test_rules):
 
 def test_select_excludes_with_a_minus(test_rules):
     assert "merge" not in _names(select(["-merge"], None))
-    assert set(_names(select(["-merge"], None))) == set(rewrites.REGISTRY) - {"merge"}
+    assert set(_names(select(["-merge"], None))) == set(rewrites.REGISTRY) - {"merge"}  # the only rule tagged merge
     assert set(_names(select(["-algebra"], None))) == {"merge", "test_noop"}
     assert _names(select(["canonicalize", "-test_noop"], ())) == ["test_mul_one"]
     assert _names(select(["-merge"], ())) == []
@@ -302,11 +302,37 @@ def test_debug_checks_run_after_graph_rules(registry):
         ss.function([x], T.exp(x), rewrites=["test_corrupt"])
 
 
-def test_minus_a_rule_name_removes_that_rule_only():
-    """API.md: "-name" excludes a rewrite; a key that is also a tag (canonicalize, merge,
-    save_mem, inplace) still removes only the rule of that name, a pure tag removes its rules."""
+def test_minus_a_key_that_is_also_a_tag_removes_the_whole_tag():
+    """README: "-name" excludes that rule or tag; a key that is both (canonicalize, merge,
+    save_mem, inplace) means the tag, as it does when including, and "rule:NAME" names the one
+    rule (issue 12: "-merge" used to remove only the rule, silently)."""
     everything = set(_names(select(None, None)))
-    assert set(_names(select(["-canonicalize"], None))) == everything - {"canonicalize"}
-    assert set(_names(select(["-merge"], None))) == everything - {"merge"}
-    push_out = {r.name for r in rewrites.REGISTRY.values() if "push_out" in r.tags}
-    assert push_out and set(_names(select(["-push_out"], None))) == everything - push_out
+    by_tag = lambda tag: {r.name for r in rewrites.REGISTRY.values() if tag in r.tags}  # noqa: E731
+    for key in ("canonicalize", "merge", "save_mem", "inplace", "push_out"):
+        assert set(_names(select(["-" + key], None))) == everything - by_tag(key)
+        assert set(_names(select([key], ()))) == by_tag(key)
+        assert set(_names(select(["-tag:" + key], None))) == everything - by_tag(key)
+    assert {"merge", "merge_inouts", "scan_merge"} <= by_tag("merge")
+    assert {"canonicalize", "constant_folding", "remove_unused"} <= by_tag("canonicalize")
+    assert set(_names(select(["-rule:merge"], None))) == everything - {"merge"}
+    assert set(_names(select(["rule:merge"], ()))) == {"merge"}
+    assert set(_names(select(["-rule:canonicalize"], None))) == everything - {"canonicalize"}
+    with pytest.raises(ValueError, match="unknown rewrite or tag 'rule:push_out'"):
+        select(["-rule:push_out"], None)
+
+def test_minus_merge_keeps_two_loops_apart_and_minus_rule_merge_does_not(scan_nodes):
+    """Issue 12, bug 7, through ss.function: "-merge" switches off the whole merge tag (so
+    scan_merge leaves the two loops apart); "-rule:merge" only the graph merge."""
+    x = T.vector("x")
+    total, _ = ss.scan(lambda v, s: s + v, sequences=x, outputs_info=T.constant(0.0))
+    peak, _ = ss.scan(lambda v, s: T.maximum(s, v), sequences=x, outputs_info=T.constant(-np.inf))
+    loops = ["-vectorize"]
+    apart = ss.function([x], [total, peak], rewrites=loops + ["-merge"])
+    fused = ss.function([x], [total, peak], rewrites=loops + ["-rule:merge"])
+    assert len(scan_nodes(apart)) == 2 and len(scan_nodes(fused)) == 1
+    assert not {r.rule for r in apart.rewrite_report()} & {"merge", "scan_merge", "merge_inouts"}
+    assert "scan_merge" in {r.rule for r in fused.rewrite_report() if r.fired}
+    values = np.array([1.0, -2.0, 5.0])
+    for f in (apart, fused):
+        np.testing.assert_array_equal(f(values)[0], np.cumsum(values))
+        np.testing.assert_array_equal(f(values)[1], np.maximum.accumulate(values))

@@ -135,6 +135,34 @@ def test_an_unused_sequence_of_static_length_is_dropped(scan_rw, rng):
     assert scan_rw.only_scan(f)[1].sequences == []
 
 
+@pytest.mark.parametrize("n_steps", [7, 1, 0, -3])
+def test_an_unused_sequence_of_static_length_stays_for_a_symbolic_n_steps(scan_rw, n_steps):
+    """Issue 12, bug 5: a static length cannot be checked against a symbolic n_steps when
+    scan() is called, so only the loop can say the sequence is too short (it used to be
+    dropped, and mode "fast" returned rows where mode "py" raised)."""
+    v, s0, n = T.tensor("float64", shape=(0,), name="v"), T.scalar("s0"), T.iscalar("n")
+    out, _ = ss.scan(lambda x, s: s, sequences=v, outputs_info=s0, n_steps=n)
+    f = scan_rw.check([v, s0, n], out, RULE, [np.zeros(0), 1.0, n_steps])
+    assert len(scan_rw.only_scan(f)[1].sequences) == 1
+    if n_steps:
+        with pytest.raises(ValueError, match="'v' has 0 elements but"):
+            f(np.zeros(0), 1.0, n_steps)
+    for mode in ("fast", "onnxruntime"):  # every rewrite on
+        g = ss.function([v, s0, n], out, mode=mode)
+        if n_steps:
+            with pytest.raises(ValueError, match="'v' has"):
+                g(np.zeros(0), 1.0, n_steps)
+        else:
+            assert g(np.zeros(0), 1.0, n_steps).shape == (0,)
+
+
+def test_an_unused_sequence_of_static_length_that_is_long_enough_is_dropped(scan_rw):
+    v, s0 = T.tensor("float64", shape=(4,), name="v"), T.scalar("s0")
+    out, _ = ss.scan(lambda a, b, s: s * 2, sequences=dict(input=v, taps=[-1, 1]), outputs_info=s0, n_steps=2)
+    f = scan_rw.check([v, s0], out, RULE, [np.ones(4), 1.0])
+    assert scan_rw.only_scan(f)[1].sequences == []
+
+
 # ---------------------------------------------------------------------------- outputs
 def _three_outputs():
     X, W, h0 = T.matrix("X"), T.matrix("W"), T.vector("h0")
@@ -178,6 +206,34 @@ def test_an_output_whose_past_another_output_reads_is_kept(scan_rw, rng):
     f = scan_rw.check([X, h0], H, RULE, [rng.normal(size=(5, 3)), rng.normal(size=3)])
     node, args = scan_rw.only_scan(f)
     assert len(args.sit_sot) == 2 and not scan_rw.records(f, "remove_unused")
+
+
+@pytest.mark.parametrize("mode", ["fast", "onnxruntime"])
+def test_an_output_returning_another_outputs_past_value_keeps_it(scan_rw, mode):
+    """Issue 12, bug 4: fn returns the sit-sot's past value as a map output too; reading
+    only the map output must keep the sit-sot (its past value feeds the map)."""
+    h = T.vector("h")
+    (s, y), _ = ss.scan(lambda s: [s, s], outputs_info=[h, None], n_steps=2)
+    f = scan_rw.check([h], y, RULE, [np.array([1.0, 2.0])])
+    assert len(scan_rw.only_scan(f)[1].sit_sot) == 1
+    np.testing.assert_array_equal(ss.function([h], y, mode=mode)(np.array([1.0, 2.0])), [[1.0, 2.0], [1.0, 2.0]])
+
+
+@pytest.mark.parametrize("mode", ["fast", "onnxruntime"])
+def test_one_variable_returned_for_a_map_and_a_recurrent_output(scan_rw, mode):
+    """Issue 12, bug 4: ``return d, d`` for a map output and a recurrent one; reading only the
+    map output keeps the recurrence d depends on."""
+    s0 = T.vector("s0")
+
+    def step(m):
+        d = m * 2
+        return d, d
+
+    outs, _ = ss.scan(step, outputs_info=[None, s0], n_steps=3)
+    f = scan_rw.check([s0], outs[0], RULE, [np.array([1.0, -1.0])])
+    assert len(scan_rw.only_scan(f)[1].sit_sot) == 1
+    expected = [[2.0, -2.0], [4.0, -4.0], [8.0, -8.0]]
+    np.testing.assert_array_equal(ss.function([s0], outs[0], mode=mode)(np.array([1.0, -1.0])), expected)
 
 
 def test_a_mit_sot_read_only_by_its_own_update_is_dropped(scan_rw, rng):

@@ -381,3 +381,27 @@ def test_runtime_coefficients_above_one_run_the_steps_in_order(scan_rw, rng, gro
     _assert_gone(scan_rw, f, PREFIX)
     if growing:
         np.testing.assert_array_equal(f(*values[-1]), np.ones(100))
+
+
+# ---------------------------------------------------------------------------- taps fn ignores (issue 12, bug 2)
+@pytest.mark.parametrize("fn, expected", [
+    (lambda x_tm2, x_tm1: 0.5 * x_tm2, [0.5, 1.0, 0.25, 0.5]),
+    (lambda x_tm2, x_tm1: x_tm1 + 1, [3.0, 4.0, 5.0, 6.0]),
+    (lambda x_tm2, x_tm1: 0 * x_tm1 + 0.5 * x_tm2 + 1, [1.5, 2.0, 1.75, 2.0]),
+])
+@pytest.mark.parametrize("constant_steps", [True, False])
+def test_a_mit_sot_that_ignores_one_of_its_taps(scan_rw, fn, expected, constant_steps):
+    """A zero coefficient (the tap is not read) is a zero operand of the prefix; it used to
+    become None and fail to compile. The closed form is not tried: sympy would solve a lower
+    order than the initial rows given."""
+    h, n = T.vector("h"), T.iscalar("n")
+    xs, _ = ss.scan(fn, outputs_info=dict(initial=h, taps=[-2, -1]), n_steps=4 if constant_steps else n)
+    inputs = [h] if constant_steps else [h, n]
+    values = [np.array([1.0, 2.0])] + ([] if constant_steps else [4])
+    f = _check(scan_rw, inputs, xs, [values])
+    _assert_gone(scan_rw, f, PREFIX)
+    np.testing.assert_allclose(f(*values), expected, rtol=RTOL)
+    np.testing.assert_allclose(ss.function(inputs, xs)(*values), expected, rtol=RTOL)  # every rewrite on
+    if not constant_steps:
+        for steps in STEPS:
+            scan_rw.same_as_py(f, inputs, xs, [values[0], steps], rtol=RTOL)

@@ -218,6 +218,77 @@ def test_one_step_symbolic_n_steps_still_loops(mode):
     np.testing.assert_array_equal(f(1.0, -1), [2.0])
 
 
+def _unrolled_and_loop(build, modes=("py", "fast", "onnxruntime")):
+    """``build(n_steps)`` -> (inputs, outputs) for a constant n_steps of +-1 (unrolled) and for a
+    symbolic one (a loop, fed the same +-1); calling them must agree: the same rows, or the same
+    ValueError (in onnxruntime, the rule's message naming the same input: lengths are not known
+    when the model is written)."""
+    k = T.iscalar("k")
+    pairs = []
+    for steps in (1, -1):
+        inputs, outputs = build(steps)
+        loop_inputs, loop_outputs = build(k)
+        for mode in modes:
+            pairs.append((mode, steps, ss.function(inputs, outputs, mode=mode),
+                          ss.function(loop_inputs + [k], loop_outputs, mode="py")))
+    assert count_scans(pairs[0][2]) == 0 and count_scans(pairs[0][3]) == 1
+
+    def call(*values):
+        for mode, steps, unrolled, loop in pairs:
+            try:
+                expected = loop(*values, steps)
+            except ValueError as err:
+                with pytest.raises(ValueError) as info:
+                    unrolled(*values)
+                message = str(err).split(" (while")[0]
+                if mode == "onnxruntime":
+                    message = message.split(" has ")[0]
+                assert message in str(info.value)
+                continue
+            np.testing.assert_array_equal(unrolled(*values), expected)
+    return call
+
+
+@pytest.mark.parametrize("taps", [[0], [-2], [1], [-1, 2]])
+def test_one_step_checks_a_sequence_fn_does_not_read(taps):
+    """Issue 12, bug 3: the unrolled step kept no check of a sequence fn ignores, so a
+    too-short sequence gave a row where the loop raises "too short"."""
+    def build(n_steps):
+        x = T.vector("x")
+        out, _ = ss.scan(lambda *args: T.constant(1.0), sequences=dict(input=x, taps=taps), n_steps=n_steps)
+        return [x], out
+
+    call = _unrolled_and_loop(build)
+    span = max(max(taps), 0) - min(min(taps), 0)
+    for length in range(0, span + 3):
+        call(np.arange(float(length)))
+
+
+def test_one_step_checks_a_mit_sot_initial_state_fn_does_not_read():
+    def build(n_steps):
+        h, x = T.vector("h"), T.vector("x")
+        out, _ = ss.scan(lambda v, a, b: v + b, sequences=x, outputs_info=dict(initial=h, taps=[-3, -1]),
+                         n_steps=n_steps)
+        return [h, x], out
+
+    call = _unrolled_and_loop(build)
+    for rows in range(0, 5):
+        call(np.arange(float(rows)), np.ones(3))
+
+
+def test_one_step_checks_the_shape_of_a_recurrent_output():
+    """The loop's buffer rows have the initial state's shape; fn returning another shape is
+    the loop's error, unrolled too."""
+    def build(n_steps):
+        h = T.vector("h")
+        out, _ = ss.scan(lambda s: T.concatenate([s, s]), outputs_info=h, n_steps=n_steps)
+        return [h], out
+
+    call = _unrolled_and_loop(build)
+    call(np.ones(2))
+    call(np.ones(0))
+
+
 # ---------------------------------------------------------------------------- until
 def test_until_stops_at_the_first_true_condition(mode):
     s0 = T.scalar("s0")

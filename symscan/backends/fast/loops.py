@@ -279,7 +279,9 @@ def _write(loop: _Loop, out: _Output, value: str, t: str, slot: str | None = Non
 def _checks(loop: _Loop, out: _Output, value: str, t: str) -> list[str]:
     entry, lines = out.entry, []
     shape_of = f"{value}.shape" if entry.inner_out.type.ndim else f"np.shape({value})"
-    if not out.recurrent and not out.keeps_last_only and None in entry.inner_out.type.shape:
+    if not out.recurrent and out.keeps_last_only and None in entry.inner_out.type.shape:
+        lines += [f"if {t} == 0:", f"    {out.row_shape} = {shape_of}"]  # the shape later steps must keep
+    elif not out.recurrent and None in entry.inner_out.type.shape:
         lines += [f"if {out.store} is None:",
                   f"    {out.row_shape} = {shape_of}",
                   f"    {out.store} = np.empty((_scan_length({entry.ring!r}, 0, {loop.name('n')}),) + "
