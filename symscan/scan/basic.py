@@ -48,7 +48,7 @@ def scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None, n_
     trace = call_fn(fn, [v for group in placeholders for v in group] + non_seqs, argument_roles(seqs, outs, non_seqs))
     check_output_count(trace, outs)
     recurrent_outputs = checked_outputs(trace, outs)
-    find_outer_variables(trace, {v for group in placeholders for v in group})
+    find_outer_variables(trace, {v for group in placeholders for v in group}, non_seqs)
     if strict:
         check_strict(trace, non_seqs, fn)
     args = _build_args(trace, seqs, outs, placeholders, non_seqs, recurrent_outputs, steps, backwards, name)

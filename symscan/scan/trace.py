@@ -11,6 +11,7 @@ from symscan.graph.basic import Apply, Constant, SharedVariable, Variable, descr
 from symscan.graph.fg import MissingInputError
 from symscan.scan.until import until
 from symscan.tensor.basic import _is_python_scalar, as_tensor_variable, constant
+from symscan.tensor.random import RandomVariable
 
 
 @dataclass
@@ -115,16 +116,23 @@ def _update_value(var: SharedVariable, new) -> Variable:
     return new
 
 
-def find_outer_variables(trace: Trace, placeholders: set) -> None:
+def find_outer_variables(trace: Trace, placeholders: set, non_sequences: Sequence[Variable] = ()) -> None:
     """Fill ``trace.outer``: variables fn read but did not build (in first-use order).
 
     A variable is fn's own when its node was created during the call; the walk stops at
-    placeholders, constants and outer variables. A shared random generator whose draw
-    fn made (its ``default_update`` is fn's own) becomes an update of the loop; its default
-    update is cleared, so the state advances only where the scan's updates are applied.
+    placeholders, constants and outer variables. A random draw counts as fn's own wherever it
+    was made, with everything computed from it (Theano builds the body from the graph's roots,
+    so a draw made outside fn is drawn again at every step, as its loop tutorial shows). A
+    shared random generator of a draw in the body becomes an update of the loop; when fn made
+    the draw, its default update is cleared, so the state advances only where the scan's
+    updates are applied (a draw made outside keeps it for the graphs outside the loop). A draw
+    passed in ``non_sequences`` is an input of the loop instead: drawn once.
     """
+    explicit = set(non_sequences)
     updated = {var for var, _ in trace.updates}
     seen: set = set()
+    pulled_in: set = set()  # nodes made outside fn that the body recomputes at every step
+    random = _RandomAncestry()
     stack = [v for _, v in reversed(trace.updates)] + list(reversed(trace.outputs))
     stack += [trace.condition] if trace.condition is not None else []
     while stack:
@@ -132,18 +140,47 @@ def find_outer_variables(trace: Trace, placeholders: set) -> None:
         if not isinstance(var, Variable) or var in seen or var in placeholders or isinstance(var, Constant):
             continue
         seen.add(var)
-        if var.owner is not None and var.owner.serial >= trace.first_serial:
+        own = var.owner is not None and var.owner.serial >= trace.first_serial
+        if var.owner is not None and (own or (var not in explicit and random.draws(var))):
+            if var.owner.serial < trace.first_serial:
+                pulled_in.add(var.owner)
             stack.extend(reversed(var.owner.inputs))
             continue
         trace.outer.append(var)
         default = getattr(var, "default_update", None)
-        if (isinstance(var, SharedVariable) and var not in updated and default is not None
-                and default.owner is not None and default.owner.serial >= trace.first_serial):
+        if not isinstance(var, SharedVariable) or var in updated or default is None or default.owner is None:
+            continue
+        if default.owner.serial >= trace.first_serial or default.owner in pulled_in:
             trace.updates.append((var, default))
             trace.generators.add(var)
             updated.add(var)
-            var.default_update = None
+            if default.owner not in pulled_in:
+                var.default_update = None
             stack.append(default)
+
+
+class _RandomAncestry:
+    """Whether a variable is, or is computed from, a random draw (memoised per scan call)."""
+
+    def __init__(self) -> None:
+        self.known: dict = {}
+
+    def draws(self, var: Variable) -> bool:
+        pending = [var]
+        while pending:
+            v = pending[-1]
+            if v in self.known or v.owner is None:
+                self.known.setdefault(v, False)
+                pending.pop()
+                continue
+            inputs = [i for i in v.owner.inputs if i not in self.known and i.owner is not None]
+            if inputs:
+                pending.extend(inputs)
+                continue
+            pending.pop()
+            self.known[v] = isinstance(v.owner.op, RandomVariable) or any(self.known.get(i, False)
+                                                                          for i in v.owner.inputs)
+        return self.known[var]
 
 
 def check_strict(trace: Trace, explicit: Sequence[Variable], fn: Callable | None = None) -> None:

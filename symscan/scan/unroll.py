@@ -53,7 +53,7 @@ def scan_one_step(fn: Callable, seqs: list[SequenceSpec], outs: list[OutputSpec]
     trace = call_fn(fn, args + non_seqs, argument_roles(seqs, outs, non_seqs))
     check_output_count(trace, outs)
     outputs = checked_outputs(trace, outs)
-    find_outer_variables(trace, set(args))  # what scan passes fn is no free variable, for strict=True
+    find_outer_variables(trace, set(args), non_seqs)  # what scan passes fn is no free variable, for strict=True
     if strict:
         check_strict(trace, non_seqs, fn)
     updates = ScanUpdates()

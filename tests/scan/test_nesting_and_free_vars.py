@@ -1,6 +1,8 @@
 """Scans inside scans, variables fn uses without being passed them (free variables, shared
 variables), shared updates, and strict=True; numpy loops are the oracle."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -360,3 +362,57 @@ def test_strict_in_nested_scan_missing_outer_value():
 
 def test_missing_input_error_is_a_value_error():
     assert issubclass(ss.MissingInputError, ValueError)
+
+
+# ---------------------------------------------------------------------------- random draws made outside fn
+def _binomial_mask_scan(pass_d: bool = False):
+    """Theano's loop tutorial: ``d`` is drawn outside fn and multiplies every step's row
+    (``pass_d``: d is passed as a non-sequence instead of being read as a free variable)."""
+    trng = T.shared_randomstreams.RandomStreams(1234)
+    X, W = T.matrix("X"), T.matrix("W")
+    d = trng.binomial(size=W[1].shape)
+    results, updates = ss.scan(lambda v, *mask: T.tanh(T.dot(v, W)) * (mask[0] if mask else d), sequences=X,
+                               non_sequences=[d] if pass_d else None)
+    (rng,) = [var for var, _ in trng.state_updates]
+    return [X, W], results, updates, rng, d
+
+
+def _values():
+    return np.random.default_rng(0).normal(size=(6, 3)), np.random.default_rng(1).normal(size=(3, 4))
+
+
+def test_a_draw_made_outside_fn_is_drawn_again_at_every_step(mode):
+    """Theano 1.0 builds the loop body from the graph's roots, so the draw is in the body:
+    each step gets a new mask, and the generator advances once per step."""
+    inputs, results, updates, rng, _ = _binomial_mask_scan()
+    assert rng in updates
+    f = ss.function(inputs, results, updates=updates, mode=mode)
+    generator = copy.deepcopy(rng.get_value())
+    xv, wv = _values()
+    masks = np.array([generator.binomial(1, 0.5, size=4) for _ in range(6)])
+    np.testing.assert_allclose(f(xv, wv), np.tanh(xv @ wv) * masks, rtol=1e-14)
+    assert len({tuple(m) for m in masks}) > 1  # the rows really differ (seed 1234)
+    assert rng.get_value().bit_generator.state == generator.bit_generator.state
+
+
+def test_a_draw_passed_as_a_non_sequence_is_drawn_once(mode):
+    """Passed explicitly, the draw is an input of the loop: one mask for every step."""
+    inputs, results, updates, rng, _ = _binomial_mask_scan(pass_d=True)
+    assert rng not in updates
+    f = ss.function(inputs, results, updates=updates, mode=mode)
+    generator = copy.deepcopy(rng.get_value())
+    xv, wv = _values()
+    np.testing.assert_allclose(f(xv, wv), np.tanh(xv @ wv) * generator.binomial(1, 0.5, size=4), rtol=1e-14)
+    assert rng.get_value().bit_generator.state == generator.bit_generator.state  # its default update
+
+
+def test_a_draw_used_inside_and_outside_a_loop(mode):
+    """Outside the loop the variable is one draw; inside it is drawn at every step."""
+    inputs, results, updates, rng, d = _binomial_mask_scan()
+    f = ss.function(inputs, [results, d], updates=updates, mode=mode)
+    generator = copy.deepcopy(rng.get_value())
+    outside = generator.binomial(1, 0.5, size=4)  # the outer graph's draw reads the state first
+    got, once = f(np.ones((3, 3)), np.ones((3, 4)))
+    np.testing.assert_array_equal(once, outside)
+    assert got.shape == (3, 4) and set(np.unique(got)) <= {0.0, np.tanh(3.0)}
+    assert rng.default_update is not None  # a draw made outside keeps its default update
