@@ -15,16 +15,17 @@ from __future__ import annotations
 from rewrites.registry import register
 from symscan.graph.basic import Constant, SharedVariable
 from symscan.graph.fg import OUTPUT
-from symscan.scan.checks import CheckSequenceLength
+from symscan.scan.checks import CheckRowShape, CheckSequenceLength, InitialRows, UnrolledStep
 from symscan.scan.op import Scan
 from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.math import Dot
-from symscan.tensor.shape import DimShuffle, Flatten, Reshape
+from symscan.tensor.shape import DimShuffle, Flatten, Reshape, SpecifyShape
 from symscan.tensor.subtensor import Subtensor
 
-VIEW_OPS = (DimShuffle, Subtensor, Reshape, Flatten, CheckSequenceLength)
-"""Ops whose output may be a view of their first input (numpy returns views for these;
-CheckSequenceLength passes its input through)."""
+VIEW_OPS = (DimShuffle, Subtensor, Reshape, Flatten, SpecifyShape, CheckSequenceLength, CheckRowShape, InitialRows,
+            UnrolledStep)
+"""Ops whose output may be a view of their first input (numpy returns views for these; the
+checks pass their input through, InitialRows slices it)."""
 
 
 def _overwritable(fgraph, node, position: int) -> bool:

@@ -5,9 +5,10 @@ top-level package imported once, absolutely, by ``symscan.compile``.
 """
 
 from symscan import backends, graph, scan, tensor  # noqa: F401  (the core layers, before compile)
-from symscan.compile import Function, function
+from symscan.compile import Function, UnusedInputError, function
 from symscan.config import config
 from symscan.drawing import draw, to_dot
+from symscan.graph.clone import clone
 from symscan.graph.fg import FunctionGraph, MissingInputError
 from symscan.graph.type import TensorType
 from symscan.latex import latex  # noqa: F811  (the function shadows the module, as scan does)
@@ -28,6 +29,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'symscan' has no attribute {name!r}")
 
 
-__all__ = ["Function", "FunctionGraph", "MissingInputError", "RandomStream", "TensorType", "config", "dprint", "draw",
-           "latex", "to_dot",
+__all__ = ["Function", "FunctionGraph", "MissingInputError", "RandomStream", "TensorType", "UnusedInputError", "clone",
+           "config", "dprint", "draw", "latex", "to_dot",
            "foldl", "foldr", "function", "graph", "map", "reduce", "scan", "shared", "tensor", "until"]

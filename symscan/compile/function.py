@@ -7,6 +7,8 @@ evaluate, and only when everything succeeded write the updates to the shared var
 
 from __future__ import annotations
 
+import reprlib
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -94,10 +96,13 @@ def _check_givens(givens) -> list[tuple[Variable, Variable]]:
     return checked
 
 
-def _default_updates(targets: list[Variable], explicit: list[tuple]) -> list[tuple]:
+def _default_updates(targets: list[Variable], explicit: list[tuple], skipped: set | None) -> list[tuple]:
     """Updates of shared variables the graph reads that carry a ``default_update`` (random
-    generators, as in Theano) and have no explicit update."""
-    found, updated = [], {var for var, _ in explicit}
+    generators, as in Theano) and have no explicit update; none of those in ``skipped``, and
+    none at all when ``skipped`` is None (``no_default_updates=True``)."""
+    if skipped is None:
+        return []
+    found, updated = [], {var for var, _ in explicit} | skipped
     pending = list(targets)
     while pending:
         new = [(var, var.default_update) for var in graph_inputs(pending)
@@ -109,23 +114,131 @@ def _default_updates(targets: list[Variable], explicit: list[tuple]) -> list[tup
     return found
 
 
+def _skipped_defaults(no_default_updates: bool | Variable | Sequence[Variable] | None) -> set | None:
+    """Theano's ``no_default_updates``: False applies every default update, True none (None is
+    returned), a list of shared variables all but theirs."""
+    if no_default_updates is True:
+        return None
+    if no_default_updates is False or no_default_updates is None:
+        return set()
+    items = [no_default_updates] if isinstance(no_default_updates, Variable) else list(no_default_updates)
+    for position, var in enumerate(items):
+        if not isinstance(var, SharedVariable):
+            shown = describe(var) if isinstance(var, Variable) else repr(var)
+            raise TypeError(f"no_default_updates[{position}] must be a shared variable, got {shown}; pass True, "
+                            "False or a list of the shared variables whose default updates to skip")
+    return set(items)
+
+
+ON_UNUSED_INPUT = ("raise", "warn", "ignore")
+DEFAULT_ON_UNUSED_INPUT = "ignore"
+"""``ss.function``'s default. Theano's is "raise" (``theano.function`` keeps it); symscan's own
+functions have always accepted unused inputs, and tests and notebooks rely on that."""
+
+
+class UnusedInputError(ValueError):
+    """An input of ``function`` is not needed for its outputs or updates (Theano's error of
+    the same name, raised with ``on_unused_input="raise"``)."""
+
+
+def _check_unused(inputs: list[Variable], targets: list[Variable], policy: str, title: str) -> None:
+    """Raise, warn about or ignore inputs that nothing computed by the function reads."""
+    if policy not in ON_UNUSED_INPUT:
+        raise ValueError(f"on_unused_input must be one of {', '.join(map(repr, ON_UNUSED_INPUT))}, got {policy!r}")
+    if policy == "ignore":
+        return
+    used = set(graph_inputs(targets))
+    for position, var in enumerate(inputs):
+        if var in used:
+            continue
+        message = (f"{title}: inputs[{position}] {describe(var)} is not needed to compute the outputs or updates; "
+                   "remove it from the inputs, or pass on_unused_input='warn' or 'ignore' to accept it")
+        if policy == "raise":
+            raise UnusedInputError(message)
+        warnings.warn(message, UserWarning, stacklevel=4)
+
+
+def _check_downcast(allow_input_downcast) -> bool | None:
+    if allow_input_downcast not in (None, True, False):
+        raise TypeError(f"allow_input_downcast must be None, True or False, got {allow_input_downcast!r}")
+    return allow_input_downcast
+
+
+def _input_value(var: Variable, value, what: str, allow_downcast: bool | None):
+    """``value`` checked against ``var``'s type, with Theano's ``allow_input_downcast``:
+    True casts numbers to the input's dtype whatever is lost; None (the default) accepts safe
+    numpy casts and Python numbers that fit once rounded (a float into float32); False also
+    refuses Python numbers that rounding would change."""
+    if allow_downcast is not None and isinstance(var.type, TensorType) and _numeric(value):  # (None: no cost)
+        if allow_downcast:
+            value = _cast(value, var.type.numpy_dtype)
+        elif allow_downcast is False:
+            _check_exact(value, var.type, what)
+    try:
+        return var.type.filter(value, what=what)
+    except TypeError as err:
+        if allow_downcast or not _numeric(value):
+            raise
+        raise TypeError(f"{err}; or compile the function with allow_input_downcast=True to cast it, "
+                        "accepting the loss of precision") from None
+
+
+def _numeric(value) -> bool:
+    if isinstance(value, Variable):
+        return False
+    try:
+        return np.asarray(value).dtype.kind in "biufc"
+    except (TypeError, ValueError):
+        return False
+
+
+def _cast(value, dtype: np.dtype) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype == dtype:
+        return array
+    with np.errstate(all="ignore"):
+        return array.astype(dtype)
+
+
+def _check_exact(value, vtype: TensorType, what: str) -> None:
+    """With ``allow_input_downcast=False`` a Python number must convert without rounding."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return  # numpy values: the type's safe-cast rule decides
+    array, target = np.asarray(value), vtype.numpy_dtype
+    # int targets: the type's range check is exact already; complex into float: the type refuses it
+    sources = "iufc" if target.kind == "c" else "iuf"
+    if array.dtype == target or target.kind not in "fc" or array.dtype.kind not in sources:
+        return
+    converted = _cast(array, target)
+    if not np.array_equal(converted, array, equal_nan=True):
+        raise TypeError(f"{what} must be {vtype.dtype} (type {vtype}): the Python value {reprlib.repr(value)} would "
+                        f"be stored as {reprlib.repr(converted.tolist())} (allow_input_downcast=False allows no "
+                        f"rounding); pass np.asarray(value, dtype='{vtype.dtype}') or compile with "
+                        "allow_input_downcast=None or True")
+
+
 class Function:
     """A compiled function: call it with values for its inputs, in order."""
 
     def __init__(self, inputs, outputs, updates=None, givens=None, mode=None, rewrites=None,
-                 name: str | None = None):
+                 name: str | None = None, allow_input_downcast: bool | None = None,
+                 on_unused_input: str = DEFAULT_ON_UNUSED_INPUT,
+                 no_default_updates: bool | Sequence[SharedVariable] = False):
         self.name = name
         self.mode = get_mode(mode)
         self.inputs = _check_inputs(inputs)
+        self.allow_input_downcast = _check_downcast(allow_input_downcast)
         self.return_list = isinstance(outputs, (list, tuple))
         outputs = [as_tensor_variable(o) for o in (outputs if self.return_list else [outputs])]
         self.updates = _check_updates(updates)
-        self.updates += _default_updates(outputs + [new for _, new in self.updates], self.updates)
+        self.updates += _default_updates(outputs + [new for _, new in self.updates], self.updates,
+                                         _skipped_defaults(no_default_updates))
         self.outputs = outputs
         targets = outputs + [new for _, new in self.updates]
         givens = _check_givens(givens)
         if givens:
             targets = clone_replace(targets, dict(givens))
+        _check_unused(self.inputs, targets, on_unused_input, self._title())
         self.fgraph = FunctionGraph(self.inputs, targets, clone=True, name=name)
         rules = [r for r in rewriter.select(rewrites, self.mode.rewrites) if r.name not in self.mode.excluded]
         self._report = rewriter.rewrite_graph(self.fgraph, rules)
@@ -165,7 +278,8 @@ class Function:
         if len(args) != len(self.inputs):
             names = ", ".join(repr(v.name or f"input {i}") for i, v in enumerate(self.inputs))
             raise TypeError(f"{self._title()} takes {len(self.inputs)} input(s) ({names}), got {len(args)}")
-        values = [var.type.filter(arg, what=f"input {i} ({var.name or 'unnamed'!r}) of {self._title()}")
+        values = [_input_value(var, arg, f"input {i} ({var.name or 'unnamed'!r}) of {self._title()}",
+                               self.allow_input_downcast)
                   for i, (var, arg) in enumerate(zip(self.inputs, args))]
         shared_values = {s: s.get_value(borrow=True) for s in self._shared}
         results = self._evaluate(values, shared_values)
@@ -224,10 +338,14 @@ def _identifier(name: str | None) -> str:
 
 
 def function(inputs, outputs=None, updates=None, givens=None, mode=None, rewrites=None,
-             name: str | None = None) -> Function:
-    """Compile ``outputs`` as a function of ``inputs`` (see API.md, "Compiling and running")."""
+             name: str | None = None, allow_input_downcast: bool | None = None,
+             on_unused_input: str = DEFAULT_ON_UNUSED_INPUT,
+             no_default_updates: bool | Sequence[SharedVariable] = False) -> Function:
+    """Compile ``outputs`` as a function of ``inputs`` (see API.md, "Compiling and running");
+    ``allow_input_downcast``, ``on_unused_input`` and ``no_default_updates`` are Theano's."""
     return Function(inputs, [] if outputs is None else outputs, updates=updates, givens=givens,
-                    mode=mode, rewrites=rewrites, name=name)
+                    mode=mode, rewrites=rewrites, name=name, allow_input_downcast=allow_input_downcast,
+                    on_unused_input=on_unused_input, no_default_updates=no_default_updates)
 
 
 def _compile_for_eval(var: Variable, givens_dict: Mapping):
@@ -235,7 +353,7 @@ def _compile_for_eval(var: Variable, givens_dict: Mapping):
     cache = var.__dict__.setdefault("_eval_cache", {})
     key = tuple(id(k) for k in keys)
     if key not in cache:
-        cache[key] = function(keys, var, mode="py")
+        cache[key] = function(keys, var, mode="py", on_unused_input="ignore")
     return cache[key](*[givens_dict[k] for k in keys])
 
 

@@ -5,33 +5,8 @@ broadcasting. Shapes and dtypes that cannot work are errors when the graph is bu
 """
 
 from symscan.tensor import nnet, shared_randomstreams
-from symscan.tensor.basic import (
-    NotConstantError,
-    as_tensor_variable,
-    bmatrix,
-    bscalar,
-    bvector,
-    constant,
-    dmatrix,
-    dscalar,
-    dvector,
-    fmatrix,
-    fscalar,
-    fvector,
-    get_scalar_constant_value,
-    imatrix,
-    iscalar,
-    ivector,
-    lmatrix,
-    lscalar,
-    lvector,
-    matrix,
-    scalar,
-    tensor,
-    tensor3,
-    tensor4,
-    vector,
-)
+from symscan.tensor.basic import NotConstantError, as_tensor_variable, constant, get_scalar_constant_value, tensor
+from symscan.tensor.constructors import *  # noqa: F403  (scalar, vector, fmatrix, drow, itensor3, ...: see __all__)
 from symscan.tensor.creation import alloc, arange, eye, ones, ones_like, zeros, zeros_like
 from symscan.tensor.elemwise import (
     abs,
@@ -95,6 +70,7 @@ from symscan.tensor.math import (
     prod,
     sum,
 )
+from symscan.tensor.moments import std, var
 from symscan.tensor.nnet import softmax
 from symscan.tensor.random import RandomStream
 from symscan.tensor.shape import (
@@ -106,6 +82,7 @@ from symscan.tensor.shape import (
     make_vector,
     reshape,
     shape,
+    specify_shape,
     squeeze,
     stack,
     transpose,

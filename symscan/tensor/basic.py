@@ -22,27 +22,6 @@ def tensor(dtype=None, shape: Sequence = (), name: str | None = None) -> TensorV
     return TensorType(dtype or config.floatX, tuple(shape)).make_variable(name=name)
 
 
-def _constructor(ndim: int, dtype: str | None, doc: str):
-    def make(name: str | None = None, dtype: str | None = dtype) -> TensorVariable:
-        return tensor(dtype or config.floatX, (None,) * ndim, name)
-
-    make.__doc__ = doc
-    return make
-
-
-scalar = _constructor(0, None, "A 0-d input of dtype config.floatX.")
-vector = _constructor(1, None, "A 1-d input of dtype config.floatX.")
-matrix = _constructor(2, None, "A 2-d input of dtype config.floatX.")
-tensor3 = _constructor(3, None, "A 3-d input of dtype config.floatX.")
-tensor4 = _constructor(4, None, "A 4-d input of dtype config.floatX.")
-
-_TYPED = {"i": "int32", "l": "int64", "f": "float32", "d": "float64", "b": "int8"}
-for _prefix, _dtype in _TYPED.items():
-    for _ndim, _kind in enumerate(("scalar", "vector", "matrix")):
-        globals()[_prefix + _kind] = _constructor(_ndim, _dtype, f"A {_ndim}-d input of dtype {_dtype}.")
-del _prefix, _dtype, _ndim, _kind
-
-
 # ---------------------------------------------------------------------------- conversion
 def _is_python_scalar(x) -> bool:
     """Python bool/int/float/complex, which numpy treats as "weak" (NEP 50); not numpy scalars."""

@@ -1,5 +1,5 @@
-"""Shape ops: shape, reshape, dimshuffle (transpose / expand_dims / squeeze), flatten, join
-(concatenate / stack) and make_vector."""
+"""Shape ops: shape, reshape, specify_shape, dimshuffle (transpose / expand_dims / squeeze),
+flatten, join (concatenate / stack) and make_vector."""
 
 from __future__ import annotations
 
@@ -116,13 +116,79 @@ class Reshape(Op):
         return f"Reshape{{{self.ndim}}}"
 
 
-def reshape(x, shape, ndim: int | None = None) -> Variable:
-    """``x`` reshaped; ``shape`` is a tuple of ints/int scalars or an int vector of static length."""
-    x = as_tensor_variable(x)
+def reshape(x, newshape, ndim: int | None = None) -> Variable:
+    """``x`` reshaped (Theano's ``reshape(x, newshape, ndim=None)``): ``newshape`` is a tuple of
+    ints/int scalars or an int vector; ``ndim`` gives the length of a vector whose length is
+    not known when the graph is built (checked at run time)."""
+    x, shape = as_tensor_variable(x), newshape
+    if isinstance(shape, Variable) and shape.ndim == 1 and shape.type.shape[0] is None:
+        if ndim is None:
+            raise TypeError(f"reshape of {describe(x)}: the length of the shape {describe(shape)} is not known when "
+                            "the graph is built, so neither is the number of dimensions of the result; pass "
+                            "ndim=<its length> (e.g. T.reshape(x, shape, ndim=2))")
+        shape = SpecifyShape(f"reshape(..., ndim={ndim})", f"pass a shape of {ndim} entries, or change ndim")(
+            shape, shape_vector((int(ndim),), "reshape"))
     vector = shape_vector(shape, "reshape")
     if ndim is not None and ndim != vector.type.shape[0]:
         raise ValueError(f"reshape: ndim={ndim} but the shape has {vector.type.shape[0]} entries")
     return Reshape(vector.type.shape[0])(x, vector)
+
+
+@dataclass(frozen=True)
+class SpecifyShape(Op):
+    """Pass ``x`` through after checking that its shape is ``shape`` (an int64 vector of
+    length ``x.ndim``). The result's type has the lengths known when the graph is built, so
+    later ops can rely on them; the run-time check makes that safe. Rewrites keep the node:
+    no rule removes it, and constant folding only folds it when the check passes.
+
+    ``caller`` and ``fix`` word the error for the function that made the node (reshape's
+    ``ndim`` checks a shape vector's length with one)."""
+
+    caller: str = "specify_shape"
+    fix: str = "pass a value of that shape, or correct the shape given to specify_shape"
+
+    def make_node(self, x, shape) -> Apply:
+        x, shape = as_tensor_variable(x), as_tensor_variable(shape)
+        if shape.ndim != 1 or shape.type.shape[0] != x.ndim or shape.dtype[0] not in "iu":
+            raise TypeError(f"{self.caller}: the shape of {describe(x)} must be an int vector of length {x.ndim}, "
+                            f"got {describe(shape)}")
+        static = []
+        for axis, (known, given) in enumerate(zip(x.type.shape, static_entries(shape))):
+            if given is not None and (given < 0 or (known is not None and known != given)):
+                raise ValueError(f"{self.caller}: axis {axis} of {describe(x)} cannot have length {given}; "
+                                 f"give the lengths the value has (its type says {x.type})")
+            static.append(known if given is None else given)
+        return Apply(self, [x, shape], [TensorType(x.dtype, tuple(static))])
+
+    def perform(self, node, inputs):
+        check_specified_shape(node, *inputs)
+        return [inputs[0]]
+
+    def __str__(self) -> str:
+        return "SpecifyShape"
+
+
+def check_specified_shape(node: Apply, x, shape) -> None:
+    """The run-time check of a SpecifyShape node (the backends call it too, for one message)."""
+    expected = tuple(int(n) for n in shape)
+    if np.shape(x) != expected:
+        op = node.op
+        raise ValueError(f"{op.caller}: {describe(node.inputs[0])} has shape {np.shape(x)} at run time but "
+                         f"{expected} was specified; {op.fix}")
+
+
+def specify_shape(x, shape) -> Variable:
+    """Theano's ``specify_shape``: ``x``, checked at run time to have ``shape`` (a tuple of
+    ints/int scalars, or an int vector of length ``x.ndim``), with those lengths in its type."""
+    x = as_tensor_variable(x)
+    if isinstance(shape, Variable) and shape.ndim == 1 and shape.type.shape[0] is None:
+        fix = f"give one length per dimension of {describe(x)}"
+        shape = SpecifyShape("specify_shape", fix)(shape, shape_vector((x.ndim,), "specify_shape"))
+    vector = shape_vector(shape, "specify_shape")
+    if vector.type.shape[0] != x.ndim:
+        raise ValueError(f"specify_shape: {describe(x)} has {x.ndim} dimension(s) but the shape has "
+                         f"{vector.type.shape[0]} entries; give one length per dimension")
+    return SpecifyShape()(x, vector)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ package imports this module, so it is looked up lazily.
 
 from __future__ import annotations
 
-from symscan.graph.basic import Constant, SharedVariable, Variable
+from symscan.graph.basic import Constant, SharedVariable, Variable, describe
 from symscan.graph.type import TensorType
 
 
@@ -79,8 +79,14 @@ class _TensorOperators:
                         "use T.switch(cond, a, b) or ss.until(cond) instead of `if`/`while`")
 
     def __iter__(self):
-        raise TypeError(f"the symbolic variable {self!r} cannot be iterated; index it (x[i]) "
-                        "or loop over it with ss.scan / ss.map")
+        """Theano's rule: a vector whose length is known when the graph is built iterates over
+        its entries, so ``n, d = X.shape`` works; anything else cannot be iterated."""
+        length = self.type.shape[0] if self.type.ndim == 1 else None
+        if length is None:
+            raise TypeError(f"the symbolic variable {describe(self)} cannot be iterated: only vectors whose "
+                            "length is known when the graph is built can (x.shape, T.specify_shape(v, (n,))); "
+                            "index it (x[i]) or loop over it with ss.scan / ss.map")
+        return (self[i] for i in range(length))
 
     def __len__(self):
         raise TypeError(f"len() of the symbolic variable {self!r} is not known at graph-build time; "
@@ -105,6 +111,19 @@ class _TensorOperators:
     def flatten(self, ndim=1): return _t().flatten(self, ndim)
     def squeeze(self, axis=None): return _t().squeeze(self, axis)
     def dot(self, other): return _t().dot(self, other)
+
+    def var(self, axis=None, ddof=0, keepdims=False, corrected=False):
+        return _t().var(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
+
+    def std(self, axis=None, ddof=0, keepdims=False, corrected=False):
+        return _t().std(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
+
+    def copy(self, name: str | None = None):
+        """Theano's ``x.copy()``: a new variable with the same value (and no tags), computed by
+        a node of its own, so that it can be named or replaced without touching ``x``."""
+        copied = _t().second(self, self)  # ``second(a, b)`` is b broadcast to a's shape, as a fresh array
+        copied.name = name
+        return copied
 
     def reshape(self, *shape, ndim=None):
         """``x.reshape((a, b))`` or ``x.reshape(a, b)``; entries may be symbolic, one may be -1."""

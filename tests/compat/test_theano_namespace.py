@@ -22,7 +22,9 @@ THEANO_NAMES = [
     ("reduce", ss.reduce),
     ("foldl", ss.foldl),
     ("foldr", ss.foldr),
-    ("function", ss.function),
+    ("function", theano.compile.function),
+    ("compile.UnusedInputError", ss.UnusedInputError),
+    ("clone", ss.clone),
     ("shared", ss.shared),
     ("dot", symscan.tensor.dot),
     ("config", ss.config),
@@ -30,6 +32,16 @@ THEANO_NAMES = [
     ("tensor.nnet.softmax", symscan.tensor.nnet.softmax),
     ("tensor.shared_randomstreams.RandomStreams", ss.RandomStream),
     ("tensor.arange", symscan.tensor.arange),
+    ("tensor.specify_shape", symscan.tensor.specify_shape),
+    ("tensor.reshape", symscan.tensor.reshape),
+    ("tensor.var", symscan.tensor.var),
+    ("tensor.std", symscan.tensor.std),
+    ("tensor.ftensor3", symscan.tensor.ftensor3),
+    ("tensor.dcol", symscan.tensor.dcol),
+    ("tensor.drow", symscan.tensor.drow),
+    ("tensor.row", symscan.tensor.row),
+    ("tensor.col", symscan.tensor.col),
+    ("tensor.itensor3", symscan.tensor.itensor3),
     ("scan_module.until", ss.until),
     ("scan_module.scan", ss.scan),
     ("printing.debugprint", ss.dprint),
@@ -55,6 +67,7 @@ def test_the_three_import_forms_give_the_same_tensor_module():
     assert importlib.import_module("symscan.compat.theano.tensor") is theano.tensor
     assert importlib.import_module("symscan.compat.theano.scan_module") is theano.scan_module
     assert importlib.import_module("symscan.compat.theano.printing") is theano.printing
+    assert importlib.import_module("symscan.compat.theano.compile") is theano.compile
 
 
 def test_theano_tensor_has_every_symscan_tensor_name():
@@ -64,7 +77,7 @@ def test_theano_tensor_has_every_symscan_tensor_name():
 
 
 def test_all_lists_only_names_that_exist():
-    for module in (theano, theano.scan_module, theano.printing):
+    for module in (theano, theano.compile, theano.scan_module, theano.printing):
         assert module.__all__
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"
@@ -97,6 +110,37 @@ def test_loop_functions_take_the_guides_parameters(name):
     actual = [(p.name, p.default) for p in inspect.signature(getattr(theano, name)).parameters.values()]
     assert actual[:len(expected)] == expected
     assert all(default is not inspect.Parameter.empty for _, default in actual[len(expected):])
+
+
+# Theano 1.0's signatures of the other ported functions (the leading parameters, in order).
+THEANO_SIGNATURES = {
+    "function": ("inputs, outputs=None, mode=None, updates=None, givens=None, no_default_updates=False, "
+                 "accept_inplace=False, name=None, rebuild_strict=True, allow_input_downcast=None, profile=None, "
+                 "on_unused_input=None"),
+    "clone": "output, replace=None, strict=True, share_inputs=True",
+    "shared": "value, name=None, strict=False",
+    "tensor.reshape": "x, newshape, ndim=None",
+    "tensor.specify_shape": "x, shape",
+    "tensor.var": "input, axis=None, ddof=0, keepdims=False, corrected=False",
+    "tensor.std": "input, axis=None, ddof=0, keepdims=False, corrected=False",
+    "tensor.TensorVariable.var": "self, axis=None, ddof=0, keepdims=False, corrected=False",
+    "tensor.TensorVariable.std": "self, axis=None, ddof=0, keepdims=False, corrected=False",
+    "tensor.TensorVariable.copy": "self, name=None",
+    "tensor.shared_randomstreams.RandomStreams.multinomial":
+        "self, size=None, n=1, pvals=None, ndim=None, dtype='int64'",
+}
+
+
+@pytest.mark.parametrize("name", sorted(THEANO_SIGNATURES))
+def test_ported_functions_take_theanos_parameters(name):
+    expected = parse_guide_signature(THEANO_SIGNATURES[name])
+    actual = [(p.name, p.default) for p in inspect.signature(lookup(name)).parameters.values()]
+    assert actual[:len(expected)] == expected
+    assert all(default is not inspect.Parameter.empty for _, default in actual[len(expected):])
+
+
+def test_shared_takes_borrow():
+    assert inspect.signature(theano.shared).parameters["borrow"].default is False
 
 
 # ---------------------------------------------------------------------------- config.floatX

@@ -615,3 +615,49 @@ def test_shared_variables_are_inputs_with_initializers(onnx_agree):
     np.testing.assert_allclose(got[0], 6.0)
     np.testing.assert_array_equal(got[2], [2.0, 2.0, 2.0])
     assert w.get_value()[1] == -2.0 and count.get_value() == 3  # exporting changes no shared value
+
+
+# ---------------------------------------------------------------------------- Theano-port ops
+@pytest.mark.parametrize("dtype", ["float64", "int32", "bool"])
+def test_specify_shape_passes_a_value_of_that_shape(onnx_agree, rng, dtype):
+    x, n = T.tensor(dtype, (None, None), name="x"), T.lscalar("n")
+    checked = T.specify_shape(x, (n, 3))
+    model = onnx_agree([x, n], [checked, checked.sum(axis=0)], full(dtype, (2, 3), rng), np.int64(2))
+    assert [node.op_type for node in model.graph.node].count("If") == 1  # the guard
+
+
+def test_specify_shape_of_a_scalar_and_of_a_shape_vector(onnx_agree):
+    s, x, shape = T.scalar("s"), T.matrix("x"), T.lvector("shape")
+    onnx_agree([s, x, shape], [T.specify_shape(s, ()) * 2.0, T.specify_shape(x, shape)],
+               np.float64(1.5), np.ones((2, 4)), np.array([2, 4]))
+
+
+@pytest.mark.parametrize("bad", [(3, 2), (2, 4), (1, 3)])
+def test_specify_shape_fails_in_onnxruntime_with_the_message(bad):
+    x = T.matrix("x")
+    f = ss.function([x], T.specify_shape(x, (2, 3)) + 1.0, mode="onnxruntime")
+    np.testing.assert_array_equal(f(np.zeros((2, 3))), np.ones((2, 3)))
+    expected = r"^specify_shape: 'x' \(float64\[\?, \?\]\) does not have the shape specified"
+    with pytest.raises(ValueError, match=expected):
+        f(np.ones(bad))
+
+
+def test_reshape_by_a_vector_with_ndim_exports(onnx_agree, rng):
+    x, shape = T.vector("x"), T.lvector("shape")
+    onnx_agree([x, shape], T.reshape(x, shape, ndim=2), rng.normal(size=12), np.array([3, -1]))
+    f = ss.function([x, shape], T.reshape(x, shape, ndim=2), mode="onnxruntime")
+    with pytest.raises(ValueError, match=r"reshape\(\.\.\., ndim=2\): 'shape'.*pass a shape of 2 entries"):
+        f(np.ones(12), np.array([2, 2, 3]))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_var_std_and_copy_export(onnx_agree, rng, dtype):
+    x = T.tensor(dtype, (None, None), name="x")
+    outputs = [x.var(), x.std(axis=0, ddof=1), x.var(axis=1, keepdims=True, corrected=True), x.copy()]
+    onnx_agree([x], outputs, (rng.normal(size=(4, 3)) * 5).astype(dtype))
+
+
+def test_multinomial_is_not_exported():
+    f = ss.function([], ss.RandomStream(1).multinomial(n=3, pvals=[0.5, 0.5]), mode="py")
+    with pytest.raises(ss.onnx.ExportError, match=r"RandomVariable\{multinomial, int64\} cannot be exported"):
+        ss.onnx.export(f)

@@ -298,3 +298,25 @@ def test_numbers_unchanged_in_every_mode(mode, rng):
     np.testing.assert_allclose(got[1], (rows[-1] + 1.0).sum())
     np.testing.assert_allclose(got[2], np.exp(values).T * 3.0)
     np.testing.assert_array_equal(values, values.copy())
+
+
+@pytest.mark.parametrize("case", ["unrolled sit-sot", "unrolled mit-sot", "specify_shape"])
+def test_ops_passing_their_input_through_are_views(case):
+    """An unrolled step's value, a checked initial window and specify_shape hand out their
+    input: writing ``+ 1`` into them in place would change the caller's array."""
+    size = 3000  # above the evaluator's in-place threshold
+    if case == "specify_shape":
+        x = T.vector("x")
+        inputs, out, value = [x], T.specify_shape(x, (size,)) + 1, np.ones(size)
+    elif case == "unrolled sit-sot":
+        h = T.vector("h")
+        steps, _ = ss.scan(lambda s: s, outputs_info=h, n_steps=1)
+        inputs, out, value = [h], steps + 1, np.ones(size)
+    else:
+        h = T.matrix("h")
+        steps, _ = ss.scan(lambda a, b: b, outputs_info=dict(initial=h, taps=[-2, -1]), n_steps=1)
+        inputs, out, value = [h], steps + 1, np.ones((2, size))
+    f = ss.function(inputs, out, mode="fast")
+    kept = value.copy()
+    np.testing.assert_array_equal(f(value), ss.function(inputs, out, mode="py")(kept))
+    np.testing.assert_array_equal(value, kept)

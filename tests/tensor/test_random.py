@@ -328,3 +328,77 @@ def test_gibbs_sampler_without_updates_repeats_its_chain():
     first = f(v0)
     np.testing.assert_array_equal(f(v0), first)
     np.testing.assert_array_equal(first, gibbs_numpy(99, values, v0, calls=1)[0][-1])
+
+
+# ---------------------------------------------------------------------------- multinomial
+def test_multinomial_counts_match_numpys_draws():
+    stream = ss.RandomStream(31)
+    pvals = np.array([0.2, 0.3, 0.5])
+    draw = stream.multinomial(size=(4, 2), n=10, pvals=pvals)
+    assert draw.type == ss.TensorType("int64", (4, 2, 3))
+    got = both_modes.run([], draw)
+    np.testing.assert_array_equal(got, spawned(31, 1)[0].multinomial(10, pvals, size=(4, 2)))
+    assert (got.sum(axis=-1) == 10).all()
+
+
+def test_multinomial_of_a_matrix_of_probabilities_draws_one_row_each():
+    """Theano: size=None, pvals of shape (B, L) -> counts of shape (B, L), row i from pvals[i]."""
+    P, n = T.matrix("P"), T.lvector("n")
+    draw = ss.RandomStream(32).multinomial(n=n, pvals=P)
+    assert draw.type.shape == (None, None)
+    pvals = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.5, 0.5, 0.0]])
+    got = both_modes.run([P, n], draw, pvals, np.array([3, 7, 100]))
+    np.testing.assert_array_equal(got[:2], [[3, 0, 0], [0, 0, 7]])  # certain outcomes
+    assert got[2].sum() == 100 and got[2, 2] == 0
+    np.testing.assert_array_equal(got, spawned(32, 1)[0].multinomial([3, 7, 100], pvals))
+
+
+def test_multinomial_defaults_are_theanos():
+    stream = ss.RandomStream(33)
+    draw = stream.multinomial()  # n=1, pvals=[0.5, 0.5]: one trial, two outcomes
+    assert draw.dtype == "int64" and draw.type.shape == (2,)
+    got = both_modes.run([], draw)
+    assert got.sum() == 1 and set(got.tolist()) == {0, 1}
+    assert stream.multinomial(pvals=[0.1, 0.9], dtype="int32").dtype == "int32"
+
+
+def test_multinomial_of_float32_probabilities_summing_above_one_by_rounding():
+    p = np.array([0.6, 0.4000001, 0.0], dtype="float32")  # the first two exceed 1 in float64
+    assert p[:2].astype(np.float64).sum() > 1.0
+    got = both_modes.run([], ss.RandomStream(34).multinomial(size=(5,), n=4, pvals=p))
+    assert (got.sum(axis=-1) == 4).all() and (got[:, 2] == 0).all()
+
+
+def test_multinomial_with_a_symbolic_size_and_ndim():
+    x = T.matrix("x")
+    draw = ss.RandomStream(35).multinomial(size=x.shape[:1], n=2, pvals=[0.25, 0.75], ndim=1)
+    got = both_modes.run([x], draw, np.zeros((6, 1)))
+    assert got.shape == (6, 2) and (got.sum(axis=1) == 2).all()
+
+
+def test_multinomial_inside_scan_advances_each_step(mode):
+    stream = ss.RandomStream(36)
+    P = T.matrix("P")
+    counts, updates = ss.scan(lambda p: stream.multinomial(n=1000, pvals=p), sequences=[P])
+    f = ss.function([P], counts, updates=updates, mode=mode)
+    pvals = np.array([[0.5, 0.5], [0.5, 0.5], [0.9, 0.1]])
+    first, second = f(pvals), f(pvals)
+    expected = spawned(36, 1)[0]
+    np.testing.assert_array_equal(first, np.stack([expected.multinomial(1000, row) for row in pvals]))
+    np.testing.assert_array_equal(second, np.stack([expected.multinomial(1000, row) for row in pvals]))
+    assert not np.array_equal(first, second)
+
+
+def test_multinomial_bad_arguments():
+    stream = ss.RandomStream(0)
+    with pytest.raises(TypeError, match="pvals must be a vector.*'p'"):
+        stream.multinomial(pvals=T.scalar("p"))
+    with pytest.raises(TypeError, match=r"n \(the number of trials\) must be an integer, got 'n'"):
+        stream.multinomial(n=T.scalar("n"))
+    with pytest.raises(ValueError, match=r"multinomial: the parameter the rows of 'P' \(float64\[3, 2\]\) cannot "
+                                         r"broadcast to size \(4,\)"):
+        stream.multinomial(size=(4,), pvals=T.tensor("float64", (3, 2), name="P"))
+    with pytest.raises(ValueError, match="ndim=2, but.*gives 1 batch axes"):
+        stream.multinomial(size=(3,), ndim=2)
+    with pytest.raises(ValueError, match="pvals"):
+        both_modes.run([], stream.multinomial(size=(2,), pvals=[0.7, 0.7, 0.1]))  # numpy's check at run time

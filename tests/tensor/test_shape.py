@@ -57,6 +57,41 @@ def test_shape_entries_are_build_time_constants_when_static():
         T.get_scalar_constant_value(x.shape[1])
 
 
+@pytest.mark.parametrize("ndim", [1, 2, 3])
+def test_a_shape_unpacks_into_its_entries(rng, ndim):
+    """``n, d = X.shape``: a shape has x.ndim entries, known when the graph is built."""
+    x = T.tensor("float64", (None,) * ndim, name="x")
+    entries = list(x.shape)
+    assert len(entries) == ndim and all(e.ndim == 0 and e.dtype == "int64" for e in entries)
+    value = rng.normal(size=(2, 3, 4)[:ndim])
+    got = both_modes.run([x], entries, value)
+    assert [int(g) for g in got] == list(value.shape)
+
+
+def test_shape_unpacking_in_an_expression(rng):
+    X = T.matrix("X")
+    n, d = X.shape
+    value = rng.normal(size=(3, 5))
+    got = both_modes.run([X], X.sum() / (n * d), value)
+    np.testing.assert_allclose(got, value.mean(), rtol=1e-14)
+    fixed = T.tensor("float64", (3, None), name="fixed")
+    rows, _ = fixed.shape
+    assert T.get_scalar_constant_value(rows) == 3
+
+
+def test_vectors_of_known_length_iterate_others_do_not():
+    a, b, c = T.constant(np.array([1.0, 2.0, 3.0]))
+    assert T.get_scalar_constant_value(b) == 2.0
+    assert len(list(T.specify_shape(T.vector("v"), (4,)))) == 4
+    assert list(T.tensor("int64", (0,))) == []
+    with pytest.raises(TypeError, match=r"'v' \(float64\[\?\]\) cannot be iterated.*known when the graph is built"):
+        iter(T.vector("v"))
+    with pytest.raises(TypeError, match="cannot be iterated"):
+        a, b = T.tensor("float64", (2, 2), name="m")  # Theano iterated vectors only
+    with pytest.raises(TypeError, match="cannot be iterated"):
+        iter(T.scalar("s"))
+
+
 def test_shape_entry_runtime_value(rng):
     x = T.tensor3("x")
     value = rng.normal(size=(2, 3, 4))
@@ -203,6 +238,36 @@ def test_reshape_bad_arguments():
         x.reshape(T.lvector("unknown_length"))  # the number of entries must be static
     with pytest.raises(ValueError):
         T.reshape(x, (2, 6), ndim=3)
+
+
+def test_reshape_by_a_vector_of_unknown_length_with_ndim(rng):
+    """Theano's ``reshape(x, newshape, ndim)``: ndim gives the result's number of dimensions."""
+    x, shape = T.vector("x"), T.lvector("shape")
+    reshaped = T.reshape(x, shape, ndim=2)
+    assert reshaped.type.shape == (None, None)
+    assert x.reshape(shape, ndim=3).ndim == 3
+    value = rng.normal(size=12)
+    f = both_modes.function([x, shape], reshaped)
+    np.testing.assert_array_equal(f(value, [3, 4]), value.reshape(3, 4))
+    np.testing.assert_array_equal(f(value, [-1, 6]), value.reshape(2, 6))
+    expected = r"reshape\(\.\.\., ndim=2\): 'shape' \(int64\[\?\]\) has shape \(3,\).*\(2,\)"
+    with pytest.raises(ValueError, match=expected):
+        f(value, [2, 3, 2])
+    i32 = T.ivector("i32")
+    np.testing.assert_array_equal(both_modes.run([x, i32], T.reshape(x, i32, ndim=1), value, np.array([12], "int32")),
+                                  value)
+
+
+def test_reshape_by_a_vector_of_unknown_length_needs_ndim():
+    with pytest.raises(TypeError, match=r"'shape' \(int64\[\?\]\) is not known.*pass ndim="):
+        T.reshape(T.vector("x"), T.lvector("shape"))
+    with pytest.raises(TypeError, match="int vector"):
+        T.reshape(T.vector("x"), T.vector("floats"), ndim=1)
+
+
+def test_reshape_newshape_keyword():
+    x = T.vector("x")
+    assert T.reshape(x, newshape=(2, 3)).type.shape == (2, 3)
 
 
 def test_reshape_impossible_at_run_time(rng):

@@ -17,6 +17,7 @@ class FastEvaluator:
 
     def __init__(self, fgraph: FunctionGraph, name: str = "symscan_function"):
         self.fgraph = fgraph
+        self.name = name
         gen = Codegen()
         gen.namespace.update(ops.elemwise_namespace())
         gen.namespace.update(loops.HELPERS)
@@ -37,6 +38,14 @@ class FastEvaluator:
         exec(code, gen.namespace)
         self._fn = gen.namespace[name]
         self.profile: dict[str, dict] = gen.namespace.get("_profile", {})
+
+    def __getstate__(self) -> dict:
+        """Pickle the graph only: generated code objects and their namespace do not pickle."""
+        return {"fgraph": self.fgraph, "name": self.name}
+
+    def __setstate__(self, state: dict) -> None:
+        """Generate and compile the code again (the same source for the same graph)."""
+        self.__init__(state["fgraph"], state["name"])
 
     def __call__(self, inputs: Sequence, shared: dict | None = None) -> list:
         shared = shared or {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from symscan.backends.fast.codegen import Codegen, emit_perform, emits, scalar_results
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
 from symscan.tensor.math import Dot, Reduce
+from symscan.tensor.shape import SpecifyShape, check_specified_shape
 from symscan.tensor.subtensor import INT, NONE, Subtensor
 
 OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "//", "mod": "%",
@@ -139,6 +140,15 @@ def emit_subtensor(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
             parts.append(f"np.asarray({next(values)})")
     index = ", ".join(parts) + ("," if len(parts) == 1 else "")
     gen.line(f"{outs[0]} = {x}[{index}]")
+
+
+@emits(SpecifyShape)
+def emit_specify_shape(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """The reference check (same message), then the input itself (the inplace rewrite knows
+    the result is its input: ``rewrites.inplace.VIEW_OPS``)."""
+    check, bound_node = gen.bind(check_specified_shape, "check"), gen.bind(node, "node")
+    gen.line(f"{check}({bound_node}, {ins[0]}, {ins[1]})")
+    gen.line(f"{outs[0]} = {ins[0]}")
 
 
 def elemwise_namespace() -> dict[str, object]:

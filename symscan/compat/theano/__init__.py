@@ -6,11 +6,12 @@ Theano loop code ports by changing its imports::
     import symscan.compat.theano.tensor as T
 """
 
-from symscan import config, function, shared
-from symscan.compat.theano import printing, scan_module, tensor
+from symscan import clone, config, shared
+from symscan.compat.theano import compile, printing, scan_module, tensor
+from symscan.compat.theano.compile import function
 from symscan.printing import dprint as debugprint
 from symscan.scan import foldl, foldr, map, reduce, scan
 from symscan.tensor import dot
 
-__all__ = ["config", "debugprint", "dot", "foldl", "foldr", "function", "map", "printing", "reduce", "scan",
-           "scan_module", "shared", "tensor"]
+__all__ = ["clone", "compile", "config", "debugprint", "dot", "foldl", "foldr", "function", "map", "printing", "reduce",
+           "scan", "scan_module", "shared", "tensor"]
