@@ -14,24 +14,23 @@ class OnnxRuntimeEvaluator:
     """Same interface as the other evaluators: (input values, shared values) -> outputs."""
 
     def __init__(self, function, fgraph: FunctionGraph):
-        try:
-            import onnxruntime as ort
-        except ImportError as err:
-            raise ImportError("mode='onnxruntime' needs onnxruntime: pip install 'symscan[onnx]'") from err
         from symscan.onnx.export import export
 
         self.model = export(function)
-        options = ort.SessionOptions()
-        # shared variables are inputs with initializers on purpose (no warning), and failures are
-        # raised as exceptions (no log of them on stderr)
-        options.log_severity_level = 4
-        self.session = ort.InferenceSession(self.model.SerializeToString(), sess_options=options,
-                                            providers=["CPUExecutionProvider"])
         # The model's inputs, shared variables included: the session lists those that have an
         # initializer only as overridable initializers, and left unfed they would keep the export's value.
         self.input_names = [i.name for i in self.model.graph.input]
         self.shared = fgraph.shared_variables
         self.n_inputs = len(fgraph.inputs)
+        self.session = _session(self.model)
+
+    def __getstate__(self) -> dict:
+        """Pickle the model, not the onnxruntime session (which does not pickle)."""
+        return {key: value for key, value in self.__dict__.items() if key != "session"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.session = _session(self.model)
 
     def __call__(self, inputs: Sequence, shared: dict | None = None) -> list:
         shared = shared or {}
@@ -44,3 +43,15 @@ class OnnxRuntimeEvaluator:
             if message is None:
                 raise
             raise ValueError(message) from None
+
+
+def _session(model):
+    try:
+        import onnxruntime as ort
+    except ImportError as err:
+        raise ImportError("mode='onnxruntime' needs onnxruntime: pip install 'symscan[onnx]'") from err
+    options = ort.SessionOptions()
+    # shared variables are inputs with initializers on purpose (no warning), and failures are
+    # raised as exceptions (no log of them on stderr)
+    options.log_severity_level = 4
+    return ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=["CPUExecutionProvider"])

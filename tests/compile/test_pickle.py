@@ -82,3 +82,21 @@ def test_errors_still_name_the_node_after_unpickling(mode):
     f = pickle.loads(pickle.dumps(ss.function([x], T.specify_shape(x, (2, 2)) * 2, mode=mode)))
     with pytest.raises(ValueError, match=r"specify_shape: 'x'.*\(3, 2\)"):
         f(np.ones((3, 2)))
+
+
+def test_an_onnxruntime_function_pickles_without_its_session():
+    """The model is pickled and a new onnxruntime session opened on unpickling; shared values
+    and the translation of failed checks into ValueError come along."""
+    x = T.vector("x")
+    acc = ss.shared(np.zeros(3), name="acc")
+    running, _ = ss.scan(lambda row, total: total + row, sequences=[x], outputs_info=[T.constant(0.0)], n_steps=3)
+    f = ss.function([x], [acc * 2.0 + x.sum(), running], updates={acc: acc + x.sum()}, mode="onnxruntime")
+    f(np.ones(3))
+    g = pickle.loads(pickle.dumps(f))
+    for h in (f, g):
+        got = h(np.arange(3.0))
+        np.testing.assert_array_equal(got[0], [9.0, 9.0, 9.0])
+        np.testing.assert_array_equal(got[1], [0.0, 1.0, 3.0])
+    np.testing.assert_array_equal(g.fgraph.shared_variables[0].get_value(), [6.0, 6.0, 6.0])
+    with pytest.raises(ValueError, match="fewer elements than n_steps"):
+        g(np.ones(2))
