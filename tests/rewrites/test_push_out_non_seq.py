@@ -204,3 +204,19 @@ def test_property_any_invariant_chain_moves_out(scan_rw, chain, n_steps, go_back
     node, args = scan_rw.only_scan(f)
     assert len(_pushed(args)) == 1 and scan_rw.nodes(node, DimShuffle) == []
     assert {n.op.name for n in scan_rw.nodes(node, Elemwise)} == {"mul", "add", "tanh"}
+
+
+def test_a_loop_that_runs_no_step_still_computes_what_was_hoisted_out_of_it():
+    """The one documented exception to "rewrites keep mode py's results and errors" (README,
+    Rewrites; Theano and PyTensor do the same): hoisted work runs before the loop even when
+    the loop runs no step, so inputs that do not fit together fail although no step reads them."""
+    W, U, h0, n = T.matrix("W"), T.matrix("U"), T.vector("h0"), T.iscalar("n")
+    out, _ = ss.scan(lambda h, W, U: T.tanh(T.dot(h, T.dot(W, U))), outputs_info=h0, non_sequences=[W, U], n_steps=n)
+    values = [np.ones((3, 4)), np.ones((5, 3)), np.ones(3)]
+    py, fast = (ss.function([W, U, h0, n], out, mode=mode) for mode in ("py", "fast"))
+    assert py(*values, 0).shape == (0, 3)
+    with pytest.raises(ValueError):
+        fast(*values, 0)
+    for f in (py, fast):  # with a step, both fail alike
+        with pytest.raises(ValueError):
+            f(*values, 1)
