@@ -15,7 +15,7 @@ from __future__ import annotations
 from rewrites.registry import register
 from symscan.graph.basic import Constant, SharedVariable
 from symscan.graph.fg import OUTPUT
-from symscan.scan.checks import CheckRowShape, CheckSequenceLength, InitialRows, UnrolledStep
+from symscan.scan.checks import AfterChecks, CheckRowShape, CheckSequenceLength, CheckStepShape, InitialRows
 from symscan.scan.op import Scan
 from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.math import Dot
@@ -23,7 +23,7 @@ from symscan.tensor.shape import DimShuffle, Flatten, Reshape, SpecifyShape
 from symscan.tensor.subtensor import Subtensor
 
 VIEW_OPS = (DimShuffle, Subtensor, Reshape, Flatten, SpecifyShape, CheckSequenceLength, CheckRowShape, InitialRows,
-            UnrolledStep)
+            CheckStepShape, AfterChecks)
 """Ops whose output may be a view of their first input (numpy returns views for these; the
 checks pass their input through, InitialRows slices it)."""
 

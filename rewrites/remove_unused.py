@@ -3,7 +3,8 @@
 - non-sequences and sequence taps no inner node reads (a dropped tap re-slices the sequence
   so the remaining taps read the same elements, in either direction); a whole sequence
   stays unless it is known now to be long enough (only the loop can check it at run time);
-- outputs nobody outside reads, when no other part of the body reads their past values;
+- outputs nobody outside reads, when no other part of the body reads their past values (a
+  mit-sot's check of its initial rows stays, on n_steps);
 - constant non-sequences, which move into the body (so constant folding can see them).
 """
 
@@ -14,8 +15,8 @@ from rewrites.scan_utils import rebuild, replace_inner
 from symscan.graph.basic import Constant
 from symscan.graph.clone import clone_replace
 from symscan.graph.traversal import ancestors
-from symscan.scan.args import ScanArgs, SequenceEntry
-from symscan.scan.checks import CheckSequenceLength
+from symscan.scan.args import RecurrentEntry, ScanArgs, SequenceEntry
+from symscan.scan.checks import AfterChecks, CheckSequenceLength, InitialRows
 from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
 
@@ -91,8 +92,19 @@ def _unused_outputs(fgraph, args: ScanArgs) -> list[str]:
                     continue
                 getattr(args, kind).remove(entry)
                 removed.append(entry.label or kind.replace("_", "-"))
+                if kind == "mit_sot":
+                    _keep_initial_rows_check(args, entry)
                 changed = True
     return removed
+
+
+def _keep_initial_rows_check(args: ScanArgs, entry: RecurrentEntry) -> None:
+    """A dropped mit-sot keeps the loop's "too few initial rows" error: n_steps, which the
+    loop reads anyway, is computed after the check (unless the rows are known to suffice)."""
+    rows = entry.outer_init.type.shape[0]
+    if rows is None or rows < entry.span:
+        check = InitialRows(entry.label, entry.taps, False, args.name)(entry.outer_init)
+        args.n_steps = AfterChecks()(args.n_steps, check)
 
 
 @register("remove_unused", phase="canonicalize", tracks=(Scan,),

@@ -118,6 +118,8 @@ class FunctionGraph:
             self.clients[new].append((client, position))
         self.clients[old] = []
         self._prune(old)
+        if not self.clients[new]:  # ``old`` had no readers: nothing new stays in the graph
+            self._prune(new)
 
     def replace_all(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None = None) -> None:
         """Several replacements; a variable that an earlier one pruned from the graph is skipped."""

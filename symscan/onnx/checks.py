@@ -11,7 +11,14 @@ import numpy as np
 
 from symscan.onnx.context import Lowering, lowers
 from symscan.onnx.tensor_ops import unsqueeze
-from symscan.scan.checks import CheckRowShape, CheckSequenceLength, InitialRows, StepCount, UnrolledStep
+from symscan.scan.checks import (
+    AfterChecks,
+    CheckRowShape,
+    CheckSequenceLength,
+    CheckStepShape,
+    InitialRows,
+    StepCount,
+)
 
 
 # ---------------------------------------------------------------------------- the rules, as guards
@@ -77,12 +84,17 @@ def lower_check_row_shape(ctx: Lowering, node, ins: list[str]) -> list[str]:
     return [ctx.op1("Identity", [ins[0]])]  # not checked in ONNX: a row that does not fit fails later
 
 
-@lowers(UnrolledStep)
-def lower_unrolled_step(ctx: Lowering, node, ins: list[str]) -> list[str]:
-    """The value (a recurrent one with its state's shape). Its other inputs are guards, whose
-    nodes onnxruntime runs though nothing reads them (tests/scan/test_steps.py checks this)."""
+@lowers(AfterChecks)
+def lower_after_checks(ctx: Lowering, node, ins: list[str]) -> list[str]:
+    """The value. The checks are its other inputs: guards, whose ``If`` nodes onnxruntime runs
+    though nothing reads them (tests/scan/test_steps.py and test_remove_unused.py check it)."""
+    return [ctx.op1("Identity", [ins[0]])]
+
+
+@lowers(CheckStepShape)
+def lower_check_step_shape(ctx: Lowering, node, ins: list[str]) -> list[str]:
     op, value = node.op, ins[0]
-    if not op.recurrent or node.inputs[0].ndim == 0:
+    if node.inputs[0].ndim == 0:
         return [ctx.op1("Identity", [value])]
     differ = ctx.op1("Not", [ctx.op1("Equal", [ctx.op1("Shape", [value]), ctx.op1("Shape", [ins[1]])])])
     count = ctx.op1("ReduceSum", [ctx.cast(differ, "bool", "int64")], keepdims=0)

@@ -208,30 +208,43 @@ def check_row_shape(name: str | None, label: str, row: tuple, operand: tuple) ->
 
 
 @dataclass(frozen=True)
-class UnrolledStep(Op):
-    """The value of one output of an unrolled scan (a constant n_steps of 1 or -1 builds no
-    loop), after the checks the loop would make before and after its one step.
-
-    Inputs: the value, then (recurrent outputs) the state row it must keep the shape of, then
-    ``guards``: checked sequences and initial rows (``CheckSequenceLength``, ``InitialRows``)
-    whose ops raise the loop's errors. fn need not read them, but the loop checks them all, so
-    every output depends on every guard.
-    """
+class CheckStepShape(Op):
+    """Pass a recurrent output's new value through, or raise the loop's error when its shape
+    is not the state's (``row``): a loop's buffer rows all have the initial state's shape.
+    Inputs: value, row."""
 
     label: str
-    recurrent: bool
     name: str | None = None
 
-    def make_node(self, value, *rest) -> Apply:
+    def make_node(self, value, row) -> Apply:
         value = as_tensor_variable(value)
-        return Apply(self, [value] + [as_tensor_variable(v) for v in rest], [value.type])
+        return Apply(self, [value, as_tensor_variable(row)], [value.type])
 
     def perform(self, node, inputs):
-        value = inputs[0]
-        if self.recurrent and np.shape(value) != np.shape(inputs[1]):
-            raise shape_error(_skeleton(self.name), self.label, np.shape(inputs[1]), np.shape(value), 0)
+        value, row = inputs
+        if np.shape(value) != np.shape(row):
+            raise shape_error(_skeleton(self.name), self.label, np.shape(row), np.shape(value), 0)
         return [value]
 
     def __str__(self) -> str:
-        return f"UnrolledStep{{{self.label}}}"
+        return f"CheckStepShape{{{self.label}}}"
 
+
+@dataclass(frozen=True)
+class AfterChecks(Op):
+    """Pass ``value`` through once its other inputs, checks that raise a loop's errors
+    (``CheckSequenceLength``, ``InitialRows``), are computed.
+
+    A loop checks every sequence and initial state it is given, read or not. Where no loop
+    reads them any more (an unrolled step, an output a rewrite dropped), the checks hang on
+    a value that is computed anyway, so that their errors stay."""
+
+    def make_node(self, value, *checks) -> Apply:
+        value = as_tensor_variable(value)
+        return Apply(self, [value] + [as_tensor_variable(v) for v in checks], [value.type])
+
+    def perform(self, node, inputs):
+        return [inputs[0]]
+
+    def __str__(self) -> str:
+        return "AfterChecks"

@@ -1,7 +1,7 @@
 """scan() with a constant n_steps of 1 (or -1): no loop, fn is applied once in the outer graph.
 
 The loop's checks stay: every sequence long enough, every mit-sot with its initial rows, each
-recurrent output keeping its state's shape, whether or not fn reads them (``UnrolledStep``).
+recurrent output keeping its state's shape, whether or not fn reads them (``CheckStepShape``, ``AfterChecks``).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from symscan.graph.basic import Variable
-from symscan.scan.checks import CheckSequenceLength, InitialRows, UnrolledStep
+from symscan.scan.checks import AfterChecks, CheckSequenceLength, CheckStepShape, InitialRows
 from symscan.scan.outputs import check_output_count, checked_outputs, returned_outputs
 from symscan.scan.parse import OutputSpec, SequenceSpec, argument_roles
 from symscan.scan.trace import call_fn, check_strict, find_outer_variables
@@ -69,9 +69,8 @@ def scan_one_step(fn: Callable, seqs: list[SequenceSpec], outs: list[OutputSpec]
 def _step_value(value: Variable, spec: OutputSpec, rows: Variable | None, name: str | None,
                 guards: list[Variable]) -> Variable:
     """``value`` after the loop's checks; ``rows`` are a recurrent output's (checked) initial rows."""
-    if spec.kind == "nit_sot":
-        return UnrolledStep(spec.label, False, name)(value, *guards) if guards else value
-    row = rows if spec.kind == "sit_sot" else rows[0]
-    if not guards and None not in value.type.shape and value.type.shape == row.type.shape:
-        return value  # nothing to check: the types fix the shape
-    return UnrolledStep(spec.label, True, name)(value, row, *guards)
+    if spec.kind != "nit_sot":
+        row = rows if spec.kind == "sit_sot" else rows[0]
+        if None in value.type.shape or value.type.shape != row.type.shape:  # else the types fix the shape
+            value = CheckStepShape(spec.label, name)(value, row)
+    return AfterChecks()(value, *guards) if guards else value

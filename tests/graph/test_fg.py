@@ -6,7 +6,7 @@ import pytest
 import symscan as ss
 import symscan.tensor as T
 from symscan.graph import OUTPUT, FunctionGraph, MissingInputError, TensorType, toposort
-from symscan.graph.basic import Apply
+from symscan.graph.basic import Apply, Op
 
 
 def _fg(clone=True):
@@ -146,6 +146,28 @@ def test_replace_prunes_nodes_that_become_unused():
     assert fg.clients[y] == []  # inputs stay, without readers
     assert y in fg.clients
     _assert_clients_consistent(fg)
+
+
+class _TwoOutputs(Op):
+    """A node with two outputs (a loop has one per output)."""
+
+    def make_node(self, x):
+        return Apply(self, [x], [x.type, x.type])
+
+    def perform(self, node, inputs):
+        return [inputs[0], inputs[0]]
+
+
+def test_replacing_an_output_nobody_reads_brings_in_no_dead_nodes():
+    """A rewrite may map every output of a node, read or not (a rebuilt loop); the new
+    producer of an unread output must not stay in the graph unreachable (found by the fuzzer)."""
+    x = T.vector("x")
+    node = _TwoOutputs().make_node(x)
+    fg2 = FunctionGraph([x], [node.outputs[0]], clone=False)
+    fg2.replace_all([(node.outputs[0], T.exp(x)), (node.outputs[1], T.cos(x) * 2)])
+    assert {str(n.op) for n in fg2.apply_nodes} == {"Elemwise{exp}"}
+    fg2.check()
+    _assert_clients_consistent(fg2)
 
 
 def test_replace_prunes_orphaned_constants_but_keeps_shared_nodes():

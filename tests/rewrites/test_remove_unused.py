@@ -236,6 +236,23 @@ def test_one_variable_returned_for_a_map_and_a_recurrent_output(scan_rw, mode):
     np.testing.assert_array_equal(ss.function([s0], outs[0], mode=mode)(np.array([1.0, -1.0])), expected)
 
 
+@pytest.mark.parametrize("n_steps", [3, "symbolic"])
+def test_a_dropped_mit_sot_keeps_its_initial_rows_check(scan_rw, n_steps):
+    """Found by the fuzzer: dropping an unread mit-sot dropped the loop's "too few initial
+    rows" error with it; the check now hangs on n_steps (every mode, every rewrite on)."""
+    h, s0, k = T.vector("h"), T.scalar("s0"), T.iscalar("k")
+    (m, s), _ = ss.scan(lambda a, b, s: [a + b, s * 2], outputs_info=[dict(initial=h, taps=[-2, -1]), s0],
+                        n_steps=k if n_steps == "symbolic" else n_steps)
+    inputs, steps = ([h, s0, k], [3]) if n_steps == "symbolic" else ([h, s0], [])
+    f = scan_rw.check(inputs, s, RULE, [np.ones(2), 1.0, *steps], [np.ones(1), 1.0, *steps])
+    assert scan_rw.only_scan(f)[1].mit_sot == []
+    for mode in ("fast", "onnxruntime"):
+        g = ss.function(inputs, s, mode=mode)
+        np.testing.assert_array_equal(g(np.ones(2), 1.0, *steps), [2.0, 4.0, 8.0])
+        with pytest.raises(ValueError, match=r"outputs_info\[0\] \(initial 'h'\) has (1|fewer than 2) initial rows"):
+            g(np.ones(1), 1.0, *steps)
+
+
 def test_a_mit_sot_read_only_by_its_own_update_is_dropped(scan_rw, rng):
     X, s0, h0 = T.matrix("X"), T.matrix("s0"), T.vector("h0")
 

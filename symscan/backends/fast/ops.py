@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from symscan.backends.fast.codegen import Codegen, emit_perform, emits, scalar_results
+from symscan.scan.checks import AfterChecks
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
 from symscan.tensor.math import Dot, Reduce
 from symscan.tensor.shape import SpecifyShape, check_specified_shape
@@ -154,3 +155,8 @@ def emit_specify_shape(gen: Codegen, node, ins: list[str], outs: list[str]) -> N
 def elemwise_namespace() -> dict[str, object]:
     """Globals for the elementwise functions that are not plain operators or ufuncs."""
     return {_function(name): fn for name, (_, fn) in ELEMWISE_FUNCTIONS.items()}
+
+
+@emits(AfterChecks)
+def emit_after_checks(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    gen.line(f"{outs[0]} = {ins[0]}")  # the checks are the other inputs, computed before this line
