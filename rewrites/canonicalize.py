@@ -65,6 +65,22 @@ def _useless_cast(node):
     return node.inputs[0] if node.inputs[0].dtype == node.op.dtype else None
 
 
+def _cast_through_a_wider_type(node):
+    """cast(cast(x, mid), out) -> cast(x, out) when ``mid`` holds every value of x exactly and
+    the last cast converts the same way from either (integers keep their low bits, floats
+    round once, booleans are 0 or 1). Also avoids an onnxruntime bug: a lossless pair of
+    Casts computed outside a Loop and read inside it goes missing after the first step."""
+    inner = node.inputs[0].owner
+    if inner is None or not isinstance(inner.op, Cast):
+        return None
+    x = inner.inputs[0]
+    kinds = {np.dtype(d).kind for d in (x.dtype, inner.op.dtype, node.op.dtype)}
+    if not np.can_cast(x.dtype, inner.op.dtype, "safe") or not (x.dtype == "bool" or kinds <= set("iu")
+                                                                or kinds == {"f"}):
+        return None
+    return x if node.op.dtype == x.dtype else Cast(node.op.dtype)(x)
+
+
 def _full_slice(node):
     full = all(entry[0] == "slice" and not any(entry[1:]) for entry in node.op.spec)
     return node.inputs[0] if full else None
@@ -79,6 +95,7 @@ RULES: list[tuple[Callable, Callable]] = [
     (lambda op: op == Elemwise("neg"), _double_negation),
     (lambda op: isinstance(op, DimShuffle), _compose_dimshuffles),
     (lambda op: isinstance(op, Cast), _useless_cast),
+    (lambda op: isinstance(op, Cast), _cast_through_a_wider_type),
     (lambda op: isinstance(op, Subtensor), _full_slice),
 ]
 

@@ -14,7 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rewrites.registry import Declined, Rewritten
-from rewrites.scan_utils import aligned, rebuild, replace_inner, steps_known_non_negative
+from rewrites.scan_utils import (
+    after_loop_checks,
+    aligned,
+    loop_checks,
+    rebuild,
+    replace_inner,
+    steps_known_non_negative,
+)
 from rewrites.vectorize import NotVectorizable, vectorize_flagged
 from symscan.graph.basic import Variable
 from symscan.graph.traversal import ancestors
@@ -42,6 +49,7 @@ class LoopRemoval:
 
     def __init__(self, node):
         self.args = ScanArgs.from_node(node)
+        self.node = node
         self.labels = {id(e): e.label or f"output {i}" for i, e in enumerate(self.args.buffered)}
         self.removed: list[tuple[RecurrentEntry, Solution]] = []
         self.notes: list[str] = []
@@ -124,9 +132,10 @@ class LoopRemoval:
             (args.sit_sot if entry in args.sit_sot else args.mit_sot).remove(entry)
         used = set(ancestors(args.inner_outputs(), stop_at=args.inner_inputs())) if args.inner_outputs() else set()
         replacements, feeds = {}, {}
+        checks = loop_checks(ScanArgs.from_node(self.node))  # of the whole loop, before the edits
         for entry, solution in self.removed:
             if entry.outer_out is not None:
-                replacements[entry.outer_out] = self._output(entry, solution)
+                replacements[entry.outer_out] = after_loop_checks(self._output(entry, solution), checks)
             feeds.update(self._feed(entry, solution, used))
         replace_inner(args, feeds)
         loop_left = bool(args.buffered or args.shared)

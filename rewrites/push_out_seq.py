@@ -10,7 +10,16 @@ only maps disappears.
 from __future__ import annotations
 
 from rewrites.registry import Declined, Rewritten, register
-from rewrites.scan_utils import aligned, classify_inner, frontier, rebuild, replace_inner, steps_known_non_negative
+from rewrites.scan_utils import (
+    after_loop_checks,
+    aligned,
+    classify_inner,
+    frontier,
+    loop_checks,
+    rebuild,
+    replace_inner,
+    steps_known_non_negative,
+)
 from rewrites.vectorize import NotVectorizable, batchable, vectorize
 from symscan.graph.basic import Constant, Variable
 from symscan.graph.traversal import toposort
@@ -65,7 +74,7 @@ def push_out_seq(fgraph, node):
         whole[inner_var] = outer_var
     if not mapping:
         return Declined("the per-step computation has no batched form")
-    replaced = _drop_map_outputs(args, whole) if checked is not None else {}
+    replaced = _drop_map_outputs(args, whole, loop_checks(ScanArgs.from_node(node))) if checked is not None else {}
     replace_inner(args, mapping)
     loop_left = bool(args.buffered or args.shared)
     result = rebuild(args) if loop_left else {}
@@ -98,11 +107,12 @@ def _checked_sequences(args: ScanArgs, moves: list) -> dict | None:
             if s.outer.type.shape[0] is None and (s.span or steps)}  # static lengths: checked by scan()
 
 
-def _drop_map_outputs(args: ScanArgs, whole: dict[Variable, Variable]) -> dict:
-    """Outputs that are exactly a pushed computation: the vectorised array replaces them."""
+def _drop_map_outputs(args: ScanArgs, whole: dict[Variable, Variable], checks: list[Variable]) -> dict:
+    """Outputs that are exactly a pushed computation: the vectorised array replaces them (after
+    the loop's checks: what is left of the loop may have no reader)."""
     replaced = {}
     for entry in list(args.nit_sot):
         if entry.inner_out in whole and entry.ring is None:
-            replaced[entry.outer_out] = whole[entry.inner_out]
+            replaced[entry.outer_out] = after_loop_checks(whole[entry.inner_out], checks)
             args.nit_sot.remove(entry)
     return replaced

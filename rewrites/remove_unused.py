@@ -16,7 +16,7 @@ from symscan.graph.basic import Constant
 from symscan.graph.clone import clone_replace
 from symscan.graph.traversal import ancestors
 from symscan.scan.args import RecurrentEntry, ScanArgs, SequenceEntry
-from symscan.scan.checks import AfterChecks, CheckSequenceLength, InitialRows
+from symscan.scan.checks import AfterChecks, CheckSequenceLength, InitialRows, StepCount
 from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
 
@@ -36,42 +36,62 @@ def _drop_taps(seq: SequenceEntry, keep: list[int]) -> SequenceEntry:
     return SequenceEntry(outer, [seq.inner[i] for i in keep], taps, seq.label)
 
 
-def _keep_length_check(args: ScanArgs, seq: SequenceEntry) -> None:
-    """A dropped sequence that n_steps is counted from keeps its "too short" error: the loop
-    checked it, so n_steps now reads its length through the same check."""
-    if args.steps_from_sequences and seq.span and seq.outer.type.shape[0] is None:
-        checked = CheckSequenceLength(seq.label, seq.taps, 0)(seq.outer)
-        args.n_steps = clone_replace([args.n_steps], {seq.outer: checked})[0]
+def _span(taps: tuple) -> int:
+    return max(max(taps), 0) - min(min(taps), 0)
 
 
-def _long_enough_without_loop(args: ScanArgs, seq: SequenceEntry) -> bool:
-    """Whether an unread sequence can leave the loop without losing its "too short" error:
-    n_steps is counted from the sequences (``_keep_length_check`` keeps the span's check), or
-    both its length and n_steps are known now and the length is enough."""
+def _length_known_enough(args: ScanArgs, seq: SequenceEntry) -> bool:
+    """Whether the sequence is known now to be long enough for the loop (so that the loop's
+    "too short" error cannot happen): n_steps is counted from the sequences and it has no taps'
+    span, or its length and n_steps are known and the length is enough."""
+    if args.steps_from_sequences and seq.span == 0:
+        return True
     length = seq.outer.type.shape[0]
+    if length is None:
+        return False
     if args.steps_from_sequences:
-        return length is None or length >= seq.span
+        return length >= seq.span
     steps = static_int(args.n_steps)
-    return length is not None and steps is not None and length >= abs(steps) + seq.span
+    return steps is not None and length >= abs(steps) + seq.span
 
 
 def _drop_sequences(args: ScanArgs, read: set) -> tuple[list[str], list[str]]:
-    """Drop unused sequence taps (in place): what was dropped, and unused sequences that stay
-    because only the loop can check at run time that they are long enough for n_steps."""
-    done, kept, sequences = [], [], []
+    """Drop unused sequence taps (in place): what was dropped, and unused sequences that stay.
+
+    The loop checks each sequence against n_steps and all its taps; a sequence that leaves the
+    loop, or keeps fewer taps, keeps that check: on the sequence (``CheckSequenceLength``) when
+    the steps it needs are known now, else on n_steps (``AfterChecks`` of a ``StepCount``). An
+    unused sequence of unknown length with a constant n_steps stays, so that n_steps stays a
+    constant for the rules that use it."""
+    done, kept, sequences, on_n_steps = [], [], [], []
+    steps = None if args.steps_from_sequences else static_int(args.n_steps)
     for seq in args.sequences:
         keep = [i for i, v in enumerate(seq.inner) if v in read]
         if len(keep) == len(seq.taps):
             sequences.append(seq)
-        elif keep:
-            sequences.append(_drop_taps(seq, keep))
+            continue
+        checked = seq.outer
+        span_kept = bool(keep) and _span(tuple(seq.taps[i] for i in keep)) == seq.span
+        if not span_kept and not _length_known_enough(args, seq):
+            if not keep and steps is not None:
+                sequences.append(seq)
+                kept.append(seq.label or "a sequence")
+                continue
+            if args.steps_from_sequences or steps is not None:
+                checked = CheckSequenceLength(seq.label, seq.taps, abs(steps or 0))(seq.outer)
+                if not keep:  # n_steps is counted from it: it reads the length through the check
+                    args.n_steps = clone_replace([args.n_steps], {seq.outer: checked})[0]
+            else:
+                on_n_steps.append(seq)
+        if keep:
+            sequences.append(_drop_taps(SequenceEntry(checked, seq.inner, seq.taps, seq.label), keep))
             done.append(f"dropped unused taps of {seq.label}")
-        elif not _long_enough_without_loop(args, seq):
-            sequences.append(seq)
-            kept.append(seq.label or "a sequence")
         else:
-            _keep_length_check(args, seq)
             done.append(f"dropped unused {seq.label}")
+    if on_n_steps:
+        check = StepCount(tuple((s.label, s.taps) for s in on_n_steps), False, args.name)(
+            args.n_steps, *[s.outer for s in on_n_steps])
+        args.n_steps = AfterChecks()(args.n_steps, check)
     args.sequences = sequences
     return done, kept
 

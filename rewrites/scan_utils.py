@@ -9,6 +9,7 @@ from symscan.graph.clone import clone_replace
 from symscan.graph.fg import FunctionGraph
 from symscan.graph.traversal import toposort
 from symscan.scan.args import ScanArgs, SequenceEntry
+from symscan.scan.checks import AfterChecks, InitialRows, StepCount
 from symscan.tensor.basic import static_int
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.shape import Shape, shape
@@ -106,3 +107,22 @@ def _non_negative(var: Variable) -> bool:
     if isinstance(op, Cast) or (isinstance(op, Elemwise) and op.name in _NON_NEGATIVE_OPS):
         return all(_non_negative(v) for v in inputs)
     return isinstance(op, Elemwise) and op.name == "abs"
+
+
+# ---------------------------------------------------------------------------- the loop's checks
+def loop_checks(args: ScanArgs) -> list[Variable]:
+    """The loop's run-time checks as values (``symscan.scan.checks``): its sequences long
+    enough for n_steps and their taps, every mit-sot with the initial rows its taps need.
+
+    An output a rule computes without the loop carries them (``after_loop_checks``): the loop
+    that is left may have no reader, and the loop's errors must not go with it."""
+    checks = [StepCount.of(args)] if args.sequences else []
+    for entry in args.mit_sot:
+        rows = entry.outer_init.type.shape[0]
+        if rows is None or rows < entry.span:
+            checks.append(InitialRows(entry.label, entry.taps, False, args.name)(entry.outer_init))
+    return checks
+
+
+def after_loop_checks(value: Variable, checks: list[Variable]) -> Variable:
+    return AfterChecks()(value, *checks) if checks else value

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from symscan.graph.basic import Apply, Op
+from symscan.graph.basic import Apply, Op, Variable
 from symscan.graph.type import TensorType
 from symscan.scan.args import RecurrentEntry, ScanArgs
 from symscan.scan.parse import too_short_message
@@ -240,7 +240,7 @@ class AfterChecks(Op):
     a value that is computed anyway, so that their errors stay."""
 
     def make_node(self, value, *checks) -> Apply:
-        value = as_tensor_variable(value)
+        value = value if isinstance(value, Variable) else as_tensor_variable(value)  # (a generator too)
         return Apply(self, [value] + [as_tensor_variable(v) for v in checks], [value.type])
 
     def perform(self, node, inputs):

@@ -56,10 +56,10 @@ def scan_one_step(fn: Callable, seqs: list[SequenceSpec], outs: list[OutputSpec]
     find_outer_variables(trace, set(args), non_seqs)  # what scan passes fn is no free variable, for strict=True
     if strict:
         check_strict(trace, non_seqs, fn)
-    updates = ScanUpdates()
-    for var, new in trace.updates:
-        updates[var] = new
     guards = [v for v in checked if v.owner is not None] + [r for o, r in zip(outs, rows) if o.kind == "mit_sot"]
+    updates = ScanUpdates()
+    for var, new in trace.updates:  # the loop would fail before any update too
+        updates[var] = AfterChecks()(new, *guards) if guards else new
     specs = outs or [OutputSpec("nit_sot", None, (), "")] * len(outputs)
     results = [expand_dims(_step_value(out, spec, r, name, guards), 0)
                for out, spec, r in zip(outputs, specs, rows or [None] * len(outputs))]

@@ -260,3 +260,23 @@ def test_a_big_result_is_not_computed_at_compile_time(build):
     assert peak < 2_000_000 * 8 / 4  # a 16 MB array was never allocated
     assert any(n.op == out.owner.op for n in f.fgraph.apply_nodes)
     assert any(r.fired for r in f.rewrite_report())  # the length itself did fold
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")
+@pytest.mark.parametrize("source, mid, out, folds", [
+    ("int32", "int64", "int32", True), ("int8", "int32", "uint8", True), ("uint8", "int16", "int8", True),
+    ("float32", "float64", "float32", True), ("float32", "float64", "float16", True), ("bool", "int8", "float32", True),
+    ("int32", "float32", "int64", False),  # float32 rounds big ints
+    ("int32", "float64", "int8", False),  # float -> int is not int -> int out of range
+    ("float64", "int32", "float64", False), ("int64", "int32", "int64", False),
+])
+def test_a_cast_through_a_wider_type_is_one_cast(source, mid, out, folds, same_as_py):
+    """cast(cast(x, mid), out) is cast(x, out) when mid holds x exactly and the last cast
+    converts alike (found by the fuzzer: onnxruntime loses such a pair computed before a Loop)."""
+    x = T.tensor(source, (None,), "x")
+    f = _compile([x], T.cast(T.cast(x, mid), out))
+    casts = [n.op.dtype for n in f.fgraph.apply_nodes if isinstance(n.op, Cast)]
+    assert casts == ([] if source == out else [out]) if folds else sorted(casts) == sorted([mid, out])
+    values = {"bool": np.array([True, False]), "float32": np.array([1.5, -2.25, 3e38], "float32")}
+    value = values.get(source, np.array([0, 1, -1, 127, -128, 200, 70000]).astype(source))
+    same_as_py(f, value)

@@ -14,6 +14,7 @@ import symscan as ss
 import symscan.tensor as T
 from symscan.graph import Constant
 from symscan.graph.traversal import ancestors
+from symscan.scan.checks import AfterChecks, CheckSequenceLength
 from symscan.tensor.subtensor import Subtensor
 
 RULE = ["remove_unused"]
@@ -69,15 +70,18 @@ def test_unused_taps_are_dropped_and_the_sequence_re_sliced(scan_rw, rng, used, 
     X, h0 = T.matrix("X"), T.vector("h0")
     out, _ = ss.scan(_TAP_USES[used], sequences=[dict(input=X, taps=[-3, -1, 2])], outputs_info=h0,
                      go_backwards=go_backwards)
-    values = [[rng.normal(size=(n, 2)), rng.normal(size=2)] for n in (5, 6, 11)]
+    values = [[rng.normal(size=(n, 2)), rng.normal(size=2)] for n in (3, 5, 6, 11)]  # 3 rows: too short
     f = scan_rw.check([X, h0], out, RULE, *values)
     node, args = scan_rw.only_scan(f)
     (seq,) = args.sequences
     assert seq.taps == used and len(seq.inner) == len(used)
     trimmed = min(min(used), 0) != -3 or max(max(used), 0) != 2
     assert (seq.outer is f.fgraph.inputs[0]) != trimmed
-    if trimmed:
-        assert isinstance(seq.outer.owner.op, Subtensor) and seq.outer.owner.inputs[0] is f.fgraph.inputs[0]
+    if trimmed:  # a slice of X, after the check of X against all its taps (found by the fuzzer)
+        assert isinstance(seq.outer.owner.op, Subtensor)
+        check = seq.outer.owner.inputs[0].owner
+        assert isinstance(check.op, CheckSequenceLength) and check.op.taps == (-3, -1, 2)
+        assert check.inputs[0] is f.fgraph.inputs[0]
     assert "dropped unused taps of sequences[0] 'X'" in _fired_detail(scan_rw, f)
 
 
@@ -136,14 +140,15 @@ def test_an_unused_sequence_of_static_length_is_dropped(scan_rw, rng):
 
 
 @pytest.mark.parametrize("n_steps", [7, 1, 0, -3])
-def test_an_unused_sequence_of_static_length_stays_for_a_symbolic_n_steps(scan_rw, n_steps):
+def test_an_unused_sequence_of_static_length_keeps_its_check_for_a_symbolic_n_steps(scan_rw, n_steps):
     """Issue 12, bug 5: a static length cannot be checked against a symbolic n_steps when
     scan() is called, so only the loop can say the sequence is too short (it used to be
     dropped, and mode "fast" returned rows where mode "py" raised)."""
     v, s0, n = T.tensor("float64", shape=(0,), name="v"), T.scalar("s0"), T.iscalar("n")
     out, _ = ss.scan(lambda x, s: s, sequences=v, outputs_info=s0, n_steps=n)
     f = scan_rw.check([v, s0, n], out, RULE, [np.zeros(0), 1.0, n_steps])
-    assert len(scan_rw.only_scan(f)[1].sequences) == 1
+    node, args = scan_rw.only_scan(f)
+    assert args.sequences == [] and isinstance(args.n_steps.owner.op, AfterChecks)  # the check went onto n_steps
     if n_steps:
         with pytest.raises(ValueError, match="'v' has 0 elements but"):
             f(np.zeros(0), 1.0, n_steps)
