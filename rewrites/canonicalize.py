@@ -36,13 +36,18 @@ def _same_kind(old: Variable, new: Variable) -> bool:
 
 
 def _neutral(value, positions: tuple[int, ...]) -> Callable:
-    """x op c -> x when c is the neutral constant ``value`` at one of ``positions``."""
+    """x op c -> x when c is the neutral constant ``value`` at one of ``positions`` (x cast to
+    the result's dtype when c's dtype widened it: numpy casts x so before the op, so int32 x +
+    int64 0 is exactly x as int64)."""
 
     def rule(node):
+        out = node.outputs[0]
         for position in positions:
             other = node.inputs[1 - position]
             if _is_scalar_constant(node.inputs[position], value) and other.ndim >= node.inputs[position].ndim:
-                return other
+                if other.dtype == out.dtype:
+                    return other
+                return Cast(out.dtype)(other) if np.can_cast(other.dtype, out.dtype, "safe") else None
         return None
 
     return rule

@@ -108,13 +108,10 @@ def test_rewrites_apply_deep_in_a_graph(same_as_py, rng):
 def _non_identities():
     x, ix, x32, m = T.vector("x"), T.ivector("ix"), T.fvector("x32"), T.matrix("m")
     return {
-        "int x * 1.0 (float result)": ([ix], ix * 1.0),
         "int x + 0.0": ([ix], ix + 0.0),
         "x + 0.0 (-0.0 + 0.0 is +0.0)": ([x], x + 0.0),
         "0.0 + x": ([x], 0.0 + x),
         "x - (-0.0) (-0.0 - -0.0 is +0.0)": ([x], x - (-0.0)),
-        "int x / 1 (true division)": ([ix], ix / 1),
-        "float32 x * float64 1": ([x32], x32 * np.float64(1.0)),
         "float32 x + float64 zeros": ([x32], x32 + np.zeros(1)),
         "x + zeros((3,)) (x may have length 1)": ([x], x + T.zeros((3,))),
         "x + constant zeros(3)": ([x], x + np.zeros(3)),
@@ -146,6 +143,21 @@ def test_changes_of_dtype_shape_or_value_do_not_fire(name, same_as_py, rng):
         value = rng.integers(1, 5, size=shape).astype(var.dtype) if var.dtype.startswith("int") else \
             rng.uniform(0.5, 2.0, size=shape).astype(var.dtype)
         same_as_py(f, value)
+
+
+@pytest.mark.parametrize("build", [
+    lambda ix, x32: ([ix], ix * 1.0), lambda ix, x32: ([ix], ix / 1), lambda ix, x32: ([x32], x32 * np.float64(1.0)),
+    lambda ix, x32: ([ix], ix + np.int64(0)),
+], ids=["int32 x * 1.0", "int32 x / 1", "float32 x * float64 1", "int32 x + int64 0"])
+def test_a_neutral_operand_that_widens_the_dtype_leaves_a_cast(build, same_as_py, rng):
+    """x op c with c neutral is x in the result's dtype: numpy casts x to it before the op."""
+    inputs, out = build(T.ivector("ix"), T.fvector("x32"))
+    f = _compile(inputs, out)
+    (node,) = f.fgraph.apply_nodes
+    assert node.op == Cast(out.dtype) and node.inputs[0] is f.fgraph.inputs[0]
+    value = (rng.integers(-2**31, 2**31 - 1, size=5).astype("int32") if inputs[0].dtype == "int32"
+             else rng.normal(size=5).astype("float32"))
+    same_as_py(f, value)
 
 
 def test_x_plus_zeros_of_length_three_keeps_the_broadcast(same_as_py):
