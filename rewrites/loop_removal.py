@@ -17,6 +17,7 @@ from rewrites.registry import Declined, Rewritten
 from rewrites.scan_utils import (
     after_loop_checks,
     aligned,
+    keep_initial_rows_check,
     loop_checks,
     rebuild,
     replace_inner,
@@ -129,7 +130,11 @@ class LoopRemoval:
             return Declined("; ".join(self.declines)) if self.declines else None
         args = self.args
         for entry, _ in self.removed:
-            (args.sit_sot if entry in args.sit_sot else args.mit_sot).remove(entry)
+            if entry in args.sit_sot:
+                args.sit_sot.remove(entry)
+            else:  # its outputs carry its check; the loop left, maybe without readers, too
+                args.mit_sot.remove(entry)
+                keep_initial_rows_check(args, entry)
         used = set(ancestors(args.inner_outputs(), stop_at=args.inner_inputs())) if args.inner_outputs() else set()
         replacements, feeds = {}, {}
         checks = loop_checks(ScanArgs.from_node(self.node))  # of the whole loop, before the edits

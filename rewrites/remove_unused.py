@@ -11,12 +11,12 @@
 from __future__ import annotations
 
 from rewrites.registry import Declined, Rewritten, register
-from rewrites.scan_utils import rebuild, replace_inner
+from rewrites.scan_utils import keep_initial_rows_check, rebuild, replace_inner
 from symscan.graph.basic import Constant
 from symscan.graph.clone import clone_replace
 from symscan.graph.traversal import ancestors
-from symscan.scan.args import RecurrentEntry, ScanArgs, SequenceEntry
-from symscan.scan.checks import AfterChecks, CheckSequenceLength, InitialRows, StepCount
+from symscan.scan.args import ScanArgs, SequenceEntry
+from symscan.scan.checks import AfterChecks, CheckSequenceLength, StepCount
 from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
 
@@ -113,18 +113,9 @@ def _unused_outputs(fgraph, args: ScanArgs) -> list[str]:
                 getattr(args, kind).remove(entry)
                 removed.append(entry.label or kind.replace("_", "-"))
                 if kind == "mit_sot":
-                    _keep_initial_rows_check(args, entry)
+                    keep_initial_rows_check(args, entry)
                 changed = True
     return removed
-
-
-def _keep_initial_rows_check(args: ScanArgs, entry: RecurrentEntry) -> None:
-    """A dropped mit-sot keeps the loop's "too few initial rows" error: n_steps, which the
-    loop reads anyway, is computed after the check (unless the rows are known to suffice)."""
-    rows = entry.outer_init.type.shape[0]
-    if rows is None or rows < entry.span:
-        check = InitialRows(entry.label, entry.taps, False, args.name)(entry.outer_init)
-        args.n_steps = AfterChecks()(args.n_steps, check)
 
 
 @register("remove_unused", phase="canonicalize", tracks=(Scan,),

@@ -126,3 +126,13 @@ def loop_checks(args: ScanArgs) -> list[Variable]:
 
 def after_loop_checks(value: Variable, checks: list[Variable]) -> Variable:
     return AfterChecks()(value, *checks) if checks else value
+
+
+def keep_initial_rows_check(args: ScanArgs, entry) -> None:
+    """A mit-sot ``entry`` leaving the loop ``args`` keeps the loop's "too few initial rows"
+    error there: n_steps, which the loop reads anyway, is computed after the check (unless the
+    rows are known to suffice)."""
+    rows = entry.outer_init.type.shape[0]
+    if rows is None or rows < entry.span:
+        check = InitialRows(entry.label, entry.taps, False, args.name)(entry.outer_init)
+        args.n_steps = AfterChecks()(args.n_steps, check)
