@@ -146,3 +146,18 @@ def test_a_ringed_map_of_rows_of_unknown_shape(read):
                 g(np.ones((0, 2)))
     else:
         _both([x], picked, [np.ones((0, 2))], rewrites=["save_mem"])
+
+
+def test_the_generated_source_leaves_linecache_with_the_function():
+    """Tracebacks show the generated lines while the function lives; a process compiling many
+    functions (the fuzzer: thousands a minute) must not keep every source (it grew ~35 MB/min)."""
+    import gc
+    import linecache
+
+    x = T.vector("x")
+    f = ss.function([x], T.exp(x) * 2.0, mode="fast")
+    filename = f._evaluate._filename
+    assert linecache.getline(filename, 2).strip()
+    del f
+    gc.collect()
+    assert filename not in linecache.cache

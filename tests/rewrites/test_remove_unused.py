@@ -168,6 +168,22 @@ def test_an_unused_sequence_of_static_length_that_is_long_enough_is_dropped(scan
     assert scan_rw.only_scan(f)[1].sequences == []
 
 
+def test_a_loop_no_result_needs_is_not_run_so_its_error_does_not_happen():
+    """Documented (README, Rewrites): values no result needs are not computed. Found by the
+    fuzzer: a loop's output is the only sequence of a loop of 0 steps, which never reads its
+    values and whose length is known to suffice; the first loop's own "too short" error,
+    which mode "py" raises because it runs every loop it is given, does not happen."""
+    x, h = T.vector("x"), T.scalar("h")
+    y, _ = ss.scan(lambda a, b: a + b, sequences=dict(input=x, taps=[-2, 0]), n_steps=0)
+    z, _ = ss.scan(lambda v, s: s * 0.5, sequences=y, outputs_info=h, n_steps=0)
+    with pytest.raises(ValueError, match="'x' has 1 elements"):
+        ss.function([x, h], z, mode="py")(np.zeros(1), 1.0)
+    for rewrites in (RULE, None):
+        assert ss.function([x, h], z, mode="fast", rewrites=rewrites)(np.zeros(1), 1.0).shape == (0,)
+    with pytest.raises(ValueError, match="'x' has 1 elements"):  # wherever y is needed, it fails
+        ss.function([x, h], [z, y], mode="fast")(np.zeros(1), 1.0)
+
+
 # ---------------------------------------------------------------------------- outputs
 def _three_outputs():
     X, W, h0 = T.matrix("X"), T.matrix("W"), T.vector("h0")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import linecache
+import weakref
 from collections.abc import Sequence
 
 from symscan.backends.fast import loops, ops
@@ -32,8 +33,9 @@ class FastEvaluator:
         self.source = gen.source(name, params, results)
         self._filename = f"<symscan generated: {name} {id(self):x}>"
         self._line_nodes = gen.line_nodes
-        # tracebacks and profilers show the generated lines
+        # tracebacks and profilers show the generated lines, for as long as the function lives
         linecache.cache[self._filename] = (len(self.source), None, self.source.splitlines(True), self._filename)
+        weakref.finalize(self, linecache.cache.pop, self._filename, None)
         code = compile(self.source, self._filename, "exec")
         exec(code, gen.namespace)
         self._fn = gen.namespace[name]

@@ -1,0 +1,155 @@
+"""``python -m tests.fuzz``: generate and check programs for a while, or replay the regressions.
+
+Every disagreement is reported with its program's seed and the program itself (in the
+failures file), rather than stopping at the first. The last two lines printed are the summary
+(programs run; disagreements per mode), which the project's before-stop hook shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from fuzz_choosers import RandomChooser
+from fuzz_compare import MODES, Disagreement, check_program
+from fuzz_generate import generate
+from fuzz_program import Program, format_program, parse_program
+from fuzz_reference import ExpectedError, run_program
+
+import symscan as ss
+
+FAILURES = Path(__file__).with_name("failures.txt")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.split("\n")[0])
+    parser.add_argument("--minutes", type=float, default=1.0, help="how long to generate programs (default 1)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the first program (default: random)")
+    parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES), help="modes to compare")
+    parser.add_argument("--replay", nargs="?", const="", metavar="FILE",
+                        help="check the regression list (or the programs of a failures file) instead")
+    parser.add_argument("--show", metavar="SEED|FILE",
+                        help="print one program (a seed, or a file holding a Program(...)) and what each mode does")
+    parser.add_argument("--shrink", type=float, default=0, metavar="SECONDS",
+                        help="at the end, shrink one program of each distinct problem for up to SECONDS")
+    parser.add_argument("--failures", type=Path, default=FAILURES,
+                        help=f"where to write failing programs (default {FAILURES.name} here)")
+    args = parser.parse_args(argv)
+    ss.config.debug_checks = True  # as in the test suite: a rewrite that breaks an invariant fails loudly
+    if args.show is not None:
+        if args.show.lstrip("-").isdigit():
+            show(generate(RandomChooser(int(args.show)), int(args.show)), args.modes)
+        else:
+            show(parse_program(Path(args.show).read_text()), args.modes)
+        return 0
+    if args.replay is not None:
+        programs, deadline = _replayed(args.replay), None
+    else:
+        first = args.seed if args.seed is not None else random.randrange(10**9)
+        print(f"fuzz: seeds from {first}, modes {' '.join(args.modes)}", flush=True)
+        programs = ((f"seed {seed}", generate(RandomChooser(seed), seed)) for seed in itertools.count(first))
+        deadline = time.monotonic() + 60 * args.minutes
+    return run(programs, args.modes, deadline, args.failures, args.shrink)
+
+
+def _replayed(path: str):
+    """(label, program) of the regression list, or of each ``Program(...)`` in a failures file."""
+    if not path:
+        from fuzz_regressions import REGRESSIONS
+
+        return ((f"regression {i}: {why}", program) for i, (why, program) in enumerate(REGRESSIONS))
+    texts = re.findall(r"^Program\(.*?^\)$", Path(path).read_text(), flags=re.S | re.M)
+    return ((f"{path} program {i}", parse_program(text)) for i, text in enumerate(texts))
+
+
+def run(programs, modes: list[str], deadline: float | None, failures_path: Path, shrink_seconds: float = 0) -> int:
+    """Check programs until the deadline (or the end); report, write the failures file."""
+    start, checked, failing = time.monotonic(), 0, 0
+    per_mode: Counter = Counter()
+    problems: dict[str, list[tuple[str, Program, set]]] = {}  # problem -> (label, program, modes)
+    failures_path.write_text("")
+    for label, program in programs:
+        if deadline is not None and time.monotonic() > deadline:
+            break
+        found = check_program(program, modes)
+        checked += 1
+        if not found:
+            continue
+        failing += 1
+        per_mode.update({d.mode for d in found})
+        for problem in dict.fromkeys(d.problem() for d in found):
+            problems.setdefault(problem, []).append((label, program, {d.mode for d in found if d.problem() == problem}))
+        print(f"{label}: " + "; ".join(f"{d.mode} {d.kind}" for d in found), flush=True)
+        with failures_path.open("a") as out:
+            out.write(_failure_text(label, program, found))
+    elapsed = time.monotonic() - start
+    if problems:
+        print("\ndistinct problems (programs, first program, modes showing it):")
+        for problem, cases in sorted(problems.items(), key=lambda item: -len(item[1])):
+            label, program, shown = cases[0]
+            print(f"  {len(cases):5d}  {label}  {problem}\n         in {_modes_text(shown, modes)}")
+            if shrink_seconds:
+                _report_shrunk(program, shown, problem, modes, shrink_seconds, failures_path)
+    counts = " ".join(f"{mode}={per_mode[mode]}" for mode in ["build"] + modes)
+    written = f"; failing programs in {failures_path}" if failing else ""
+    print(f"fuzz: {checked} programs in {elapsed / 60:.1f} min ({checked / max(elapsed, 1e-9):.1f}/s), "
+          f"{failing} with disagreements{written}")
+    print(f"fuzz: programs with a disagreement per mode: {counts}")
+    return 1 if failing else 0
+
+
+def _modes_text(shown: set, modes: list[str]) -> str:
+    missing = [m for m in modes if m not in shown and m != "py"]
+    text = " ".join(m for m in ["build"] + modes if m in shown)
+    return text + (f" (not in {' '.join(missing)})" if missing and len(shown) > 1 else "")
+
+
+def _report_shrunk(program: Program, shown: set, problem: str, modes: list[str], seconds: float,
+                   failures_path: Path) -> None:
+    from fuzz_shrink import shrink
+
+    small = shrink(program, problem, shown, modes, seconds)
+    shown = {d.mode for d in check_program(small, modes) if d.problem() == problem}
+    text = f"# shrunk: {problem}\n#   in {_modes_text(shown, modes)}\n{format_program(small)}\n\n"
+    print(text)
+    with failures_path.open("a") as out:
+        out.write(text)
+
+
+def _failure_text(label: str, program: Program, found: list[Disagreement]) -> str:
+    lines = [f"# {label}"] + [f"#   {d.mode}: {d.kind}: {d.detail}".replace("\n", " ") for d in found]
+    return "\n".join(lines) + "\n" + format_program(program) + "\n\n"
+
+
+def show(program: Program, modes: list[str]) -> None:
+    """The program, the reference's outcome and each mode's."""
+    from fuzz_build import build_program
+    from fuzz_compare import run_mode
+
+    print(format_program(program))
+    try:
+        print("reference:", run_program(program))
+    except ExpectedError as err:
+        print("reference: error:", err)
+    try:
+        graph = build_program(program)
+    except Exception as err:
+        print(f"build: {type(err).__name__}: {err}")
+        return
+    for mode in modes:
+        try:
+            print(f"{mode}:", run_mode(graph, mode))
+        except Exception as err:
+            print(f"{mode}: {type(err).__name__}: {err}")
+    for d in check_program(program, modes):
+        print(f"DISAGREES {d.mode}: {d.kind}: {d.detail}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
