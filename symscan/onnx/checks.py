@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from symscan.graph.basic import describe
 from symscan.onnx.context import Lowering, lowers
-from symscan.onnx.tensor_ops import unsqueeze
+from symscan.onnx.tensor_ops import as_dtype, unsqueeze
 from symscan.scan.checks import (
     AfterChecks,
     CheckRowShape,
@@ -19,6 +20,7 @@ from symscan.scan.checks import (
     InitialRows,
     StepCount,
 )
+from symscan.tensor.shape import SpecifyShape
 
 
 # ---------------------------------------------------------------------------- the rules, as guards
@@ -43,6 +45,13 @@ def check_initial_rows(ctx: Lowering, initial: str, dtype, label: str, taps: tup
     ok = ctx.op1("GreaterOrEqual", [length_of(ctx, initial), ctx.const(np.int64(span))])
     return ctx.guard(initial, dtype, ok, f"{scan}: {label or 'an output'} has fewer than {span} initial rows, "
                                          f"which taps {list(taps)} need")
+
+
+def same_shape(ctx: Lowering, shape: str, expected: str) -> str:
+    """A bool scalar: the int64 vectors ``shape`` and ``expected`` (of one length) are equal."""
+    differ = ctx.op1("Not", [ctx.op1("Equal", [shape, expected])])
+    count = ctx.op1("ReduceSum", [ctx.cast(differ, "bool", "int64")], keepdims=0)
+    return ctx.op1("Equal", [count, ctx.const(np.int64(0))])
 
 
 def title(name: str | None) -> str:
@@ -96,9 +105,15 @@ def lower_check_step_shape(ctx: Lowering, node, ins: list[str]) -> list[str]:
     op, value = node.op, ins[0]
     if node.inputs[0].ndim == 0:
         return [ctx.op1("Identity", [value])]
-    differ = ctx.op1("Not", [ctx.op1("Equal", [ctx.op1("Shape", [value]), ctx.op1("Shape", [ins[1]])])])
-    count = ctx.op1("ReduceSum", [ctx.cast(differ, "bool", "int64")], keepdims=0)
-    ok = ctx.op1("Equal", [count, ctx.const(np.int64(0))])
+    ok = same_shape(ctx, ctx.op1("Shape", [value]), ctx.op1("Shape", [ins[1]]))
     return [ctx.guard(value, node.inputs[0].dtype, ok, f"{title(op.name)}: {op.label or 'an output'} has its initial "
                                                        "state's shape, but fn returned another; fn must return the "
                                                        "same shape at every step")]
+
+
+@lowers(SpecifyShape)
+def lower_specify_shape(ctx: Lowering, node, ins: list[str]) -> list[str]:
+    """The input once its shape is the one specified (the actual shape is not in the message)."""
+    x, op = node.inputs[0], node.op
+    ok = same_shape(ctx, ctx.op1("Shape", [ins[0]]), as_dtype(ctx, ins[1], node.inputs[1], "int64"))
+    return [ctx.guard(ins[0], x.dtype, ok, f"{op.caller}: {describe(x)} does not have the shape specified; {op.fix}")]

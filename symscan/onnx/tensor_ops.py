@@ -15,7 +15,7 @@ from symscan.tensor.creation import Alloc, Arange, Eye
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.math import ArgReduce, CumOp, Dot, MatMul, Outer, Reduce
 from symscan.tensor.random import RandomVariable
-from symscan.tensor.shape import DimShuffle, Flatten, Join, MakeVector, Reshape, Shape, SpecifyShape
+from symscan.tensor.shape import DimShuffle, Flatten, Join, MakeVector, Reshape, Shape
 
 NATIVE = ("float32", "float64", "int32", "int64")
 
@@ -421,18 +421,6 @@ def lower_make_vector(ctx: Lowering, node, ins: list[str]) -> list[str]:
 def lower_reshape(ctx: Lowering, node, ins: list[str]) -> list[str]:
     shape = as_dtype(ctx, ins[1], node.inputs[1], "int64")
     return [ctx.op1("Reshape", [ins[0], shape], allowzero=1)]
-
-
-@lowers(SpecifyShape)
-def lower_specify_shape(ctx: Lowering, node, ins: list[str]) -> list[str]:
-    """The input once its shape is the one specified; otherwise the model fails with the check's
-    message (``Lowering.guard``: ONNX has no op that raises, and the actual shape is not in it)."""
-    x, op = node.inputs[0], node.op
-    specified = as_dtype(ctx, ins[1], node.inputs[1], "int64")
-    differ = ctx.op1("Not", [ctx.op1("Equal", [ctx.op1("Shape", [ins[0]]), specified])])
-    count = ctx.op1("ReduceSum", [ctx.cast(differ, "bool", "int64")], keepdims=0)
-    ok = ctx.op1("Equal", [count, ctx.const(np.int64(0))])
-    return [ctx.guard(ins[0], x.dtype, ok, f"{op.caller}: {describe(x)} does not have the shape specified; {op.fix}")]
 
 
 @lowers(DimShuffle)
