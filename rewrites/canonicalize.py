@@ -14,6 +14,7 @@ import numpy as np
 from rewrites.registry import register
 from symscan.graph.basic import Constant, Variable
 from symscan.tensor.elemwise import Cast, Elemwise
+from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.shape import DimShuffle, dimshuffle
 from symscan.tensor.subtensor import Subtensor
 
@@ -102,10 +103,11 @@ RULES: list[tuple[Callable, Callable]] = [
     (lambda op: isinstance(op, Cast), _useless_cast),
     (lambda op: isinstance(op, Cast), _cast_through_a_wider_type),
     (lambda op: isinstance(op, Subtensor), _full_slice),
+    (lambda op: isinstance(op, GradientMarker), lambda node: node.inputs[0]),  # gradients are built by now
 ]
 
 
-@register("canonicalize", phase="canonicalize", tracks=(Elemwise, DimShuffle, Cast, Subtensor),
+@register("canonicalize", phase="canonicalize", tracks=(Elemwise, DimShuffle, Cast, Subtensor, GradientMarker),
           tags=("canonicalize",))
 def canonicalize(fgraph, node):
     out = node.outputs[0]

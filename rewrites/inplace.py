@@ -18,12 +18,13 @@ from symscan.graph.fg import OUTPUT
 from symscan.scan.checks import AfterChecks, CheckRowShape, CheckSequenceLength, CheckStepShape, InitialRows
 from symscan.scan.op import Scan
 from symscan.tensor.elemwise import Elemwise
+from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.math import Dot
 from symscan.tensor.shape import DimShuffle, Flatten, Reshape, SpecifyShape
 from symscan.tensor.subtensor import Subtensor
 
 VIEW_OPS = (DimShuffle, Subtensor, Reshape, Flatten, SpecifyShape, CheckSequenceLength, CheckRowShape, InitialRows,
-            CheckStepShape, AfterChecks)
+            CheckStepShape, AfterChecks, GradientMarker)
 """Ops whose output may be a view of their first input (numpy returns views for these; the
 checks pass their input through, InitialRows slices it)."""
 

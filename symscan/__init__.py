@@ -4,10 +4,26 @@ The core layers are imported before ``compile`` (see ARCHITECTURE.md); ``rewrite
 top-level package imported once, absolutely, by ``symscan.compile``.
 """
 
-from symscan import backends, graph, scan, tensor  # noqa: F401  (the core layers, before compile)
+from symscan import backends, gradient, graph, scan, tensor  # noqa: F401  (the core layers, before compile)
 from symscan.compile import Function, UnusedInputError, function
 from symscan.config import config
 from symscan.drawing import draw, to_dot
+from symscan.gradient import (
+    DisconnectedInputError,
+    GradientError,
+    Lop,
+    NullTypeGradError,
+    Rop,
+    disconnected_grad,
+    grad,
+    grad_clip,
+    grad_scale,
+    hessian,
+    jacobian,
+    undefined_grad,
+    verify_grad,
+    zero_grad,
+)
 from symscan.graph.clone import clone
 from symscan.graph.fg import FunctionGraph, MissingInputError
 from symscan.graph.type import TensorType
@@ -29,6 +45,8 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'symscan' has no attribute {name!r}")
 
 
-__all__ = ["Function", "FunctionGraph", "MissingInputError", "RandomStream", "TensorType", "UnusedInputError", "clone",
+__all__ = ["DisconnectedInputError", "GradientError", "Lop", "NullTypeGradError", "Rop", "disconnected_grad", "grad",
+           "grad_clip", "grad_scale", "hessian", "jacobian", "undefined_grad", "verify_grad", "zero_grad",
+           "Function", "FunctionGraph", "MissingInputError", "RandomStream", "TensorType", "UnusedInputError", "clone",
            "config", "dprint", "draw", "latex", "to_dot",
            "foldl", "foldr", "function", "graph", "map", "reduce", "scan", "shared", "tensor", "until"]

@@ -13,13 +13,14 @@ ALLOWED = {
     "symscan.graph": set(),
     "symscan.tensor": {"symscan.graph"},
     "symscan.scan": {"symscan.graph", "symscan.tensor"},
+    "symscan.gradient": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "symscan.backends": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "symscan.onnx": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "rewrites": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "symscan.printing": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "symscan.drawing": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "symscan.latex": {"symscan.graph", "symscan.tensor", "symscan.scan"},
-    "symscan.compile": {"symscan.graph", "symscan.tensor", "symscan.scan", "symscan.backends",
+    "symscan.compile": {"symscan.graph", "symscan.tensor", "symscan.scan", "symscan.gradient", "symscan.backends",
                         "symscan.onnx", "rewrites"},
 }
 INTERNAL = ("symscan", "rewrites")

@@ -17,6 +17,7 @@ import rewrites as rewriter
 from symscan.backends.fast import FastEvaluator
 from symscan.backends.reference import ReferenceEvaluator
 from symscan.compile.modes import get_mode
+from symscan.gradient.verify import set_function_builder
 from symscan.graph.basic import Constant, SharedVariable, Variable, describe, png_of, set_eval_compiler
 from symscan.graph.clone import clone_replace
 from symscan.graph.fg import FunctionGraph
@@ -358,3 +359,4 @@ def _compile_for_eval(var: Variable, givens_dict: Mapping):
 
 
 set_eval_compiler(_compile_for_eval)
+set_function_builder(function)  # verify_grad compiles through it (the gradient layer is below compile)

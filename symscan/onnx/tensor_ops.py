@@ -11,8 +11,10 @@ import numpy as np
 
 from symscan.graph.basic import describe
 from symscan.onnx.context import ExportError, Lowering, lowers, onnx_type
+from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Alloc, Arange, Eye
 from symscan.tensor.elemwise import Cast, Elemwise
+from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.math import ArgReduce, CumOp, Dot, MatMul, Outer, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Flatten, Join, MakeVector, Reshape, Shape
@@ -421,6 +423,29 @@ def lower_make_vector(ctx: Lowering, node, ins: list[str]) -> list[str]:
 def lower_reshape(ctx: Lowering, node, ins: list[str]) -> list[str]:
     shape = as_dtype(ctx, ins[1], node.inputs[1], "int64")
     return [ctx.op1("Reshape", [ins[0], shape], allowzero=1)]
+
+
+@lowers(SumToShape)
+def lower_sum_to_shape(ctx: Lowering, node, ins: list[str]) -> list[str]:
+    """Sum over the axes chosen at run time: the leading ones ``like`` lacks, and those where
+    ``like`` has length 1 and ``x`` not (``ReduceSum`` with a computed axes input)."""
+    x, like = node.inputs
+    lead = x.ndim - like.ndim
+    like_shape = ctx.op1("Shape", [ins[1]])
+    padded = ctx.op1("Concat", [ctx.ints([1] * lead), like_shape], axis=0) if lead else like_shape
+    one = ctx.const(np.int64(1))
+    mask = ctx.op1("And", [ctx.op1("Equal", [padded, one]),
+                           ctx.op1("Not", [ctx.op1("Equal", [ctx.op1("Shape", [ins[0]]), one])])])
+    if lead:
+        mask = ctx.op1("Or", [mask, ctx.const(np.arange(x.ndim) < lead)])
+    axes = ctx.op1("Reshape", [ctx.op1("NonZero", [mask]), ctx.ints([-1])])
+    summed = ctx.op1("ReduceSum", [ins[0], axes], keepdims=1, noop_with_empty_axes=1)
+    return [ctx.op1("Reshape", [summed, like_shape], allowzero=1)]
+
+
+@lowers(GradientMarker)
+def lower_gradient_marker(ctx: Lowering, node, ins: list[str]) -> list[str]:
+    return [ctx.op1("Identity", [ins[0]])]  # only the gradient differs
 
 
 @lowers(DimShuffle)

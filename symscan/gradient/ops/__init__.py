@@ -1,0 +1,3 @@
+"""The pullbacks of the tensor ops, one module per family; importing registers them."""
+
+from symscan.gradient.ops import elemwise  # noqa: F401

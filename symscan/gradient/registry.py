@@ -1,0 +1,59 @@
+"""The pullback (vector-Jacobian product) of each op, in a table keyed by op class, as the
+backends keep theirs.
+
+A pullback is ``fn(node, cotangents) -> input gradients``: ``cotangents[j]`` is the gradient
+of the cost w.r.t. ``node.outputs[j]`` (None when no gradient reaches that output), and the
+result has one entry per input: a variable, None for an input the outputs do not depend on
+(disconnected, e.g. a shape argument), or ``grad_undefined(...)``. A connection pattern
+(``@connections``) says which inputs each output depends on; by default every input reaches
+every output, except inputs a pullback declares disconnected in ``DISCONNECTED_INPUTS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from symscan.graph.basic import Apply
+
+PULLBACKS: dict[type, Callable] = {}
+CONNECTIONS: dict[type, Callable] = {}
+
+
+def pullback(*op_classes: type) -> Callable:
+    """Register ``fn(node, cotangents)`` as the pullback of nodes of these op classes."""
+
+    def register(fn: Callable) -> Callable:
+        for cls in op_classes:
+            PULLBACKS[cls] = fn
+        return fn
+
+    return register
+
+
+def connections(*op_classes: type) -> Callable:
+    """Register ``fn(node) -> [[input i reaches output j]]`` for nodes of these op classes."""
+
+    def register(fn: Callable) -> Callable:
+        for cls in op_classes:
+            CONNECTIONS[cls] = fn
+        return fn
+
+    return register
+
+
+def connection_pattern(node: Apply) -> list[list[bool]]:
+    """For each input, for each output: whether the output depends on that input
+    (differentiably or not: an integer output still depends on its inputs)."""
+    fn = CONNECTIONS.get(type(node.op))
+    if fn is not None:
+        return fn(node)
+    return [[True] * len(node.outputs) for _ in node.inputs]
+
+
+def pullback_of(node: Apply) -> Callable:
+    fn = PULLBACKS.get(type(node.op))
+    if fn is None:
+        raise NotImplementedError(f"{node.op} has no gradient in symscan yet (no pullback registered for "
+                                  f"{type(node.op).__name__}); differentiate a graph without it, or wrap it in "
+                                  "ss.disconnected_grad if its gradient is not needed")
+    return fn
