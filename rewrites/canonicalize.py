@@ -12,7 +12,9 @@ from collections.abc import Callable
 import numpy as np
 
 from rewrites.registry import register
+from rewrites.shape_sources import all_ones, same_shape
 from symscan.graph.basic import Constant, Variable
+from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.shape import DimShuffle, dimshuffle
@@ -87,6 +89,36 @@ def _cast_through_a_wider_type(node):
     return x if node.op.dtype == x.dtype else Cast(node.op.dtype)(x)
 
 
+def _useless_sum_to(node):
+    """sum_to(x, like) is x when x has like's shape (a gradient's shape is known to be its input's)."""
+    x, like = node.inputs
+    return x if same_shape(x, like) else None
+
+
+def _useless_fill(node):
+    """second(a, b) (b broadcast to a's shape) is b when b has that shape already."""
+    if node.op != Elemwise("second"):
+        return None
+    a, b = node.inputs
+    return b if (b.ndim >= a.ndim and all_ones(a)) or same_shape(a, b) else None
+
+
+def _fill_operand(node):
+    """x op second(a, k), with k of length-1 axes only, is x op k when x has a's shape: the
+    broadcast gives the same shape (gradient graphs fill ones to a shape, then multiply)."""
+    for position, operand in enumerate(node.inputs):
+        fill = operand.owner
+        if fill is None or fill.op != Elemwise("second") or not all_ones(fill.inputs[1]):
+            continue
+        target, k = fill.inputs
+        if k.ndim <= target.ndim and any(same_shape(other, target) for i, other in enumerate(node.inputs)
+                                         if i != position):
+            inputs = list(node.inputs)
+            inputs[position] = k
+            return Elemwise(node.op.name)(*inputs)
+    return None
+
+
 def _full_slice(node):
     full = all(entry[0] == "slice" and not any(entry[1:]) for entry in node.op.spec)
     return node.inputs[0] if full else None
@@ -104,11 +136,14 @@ RULES: list[tuple[Callable, Callable]] = [
     (lambda op: isinstance(op, Cast), _cast_through_a_wider_type),
     (lambda op: isinstance(op, Subtensor), _full_slice),
     (lambda op: isinstance(op, GradientMarker), lambda node: node.inputs[0]),  # gradients are built by now
+    (lambda op: isinstance(op, SumToShape), _useless_sum_to),
+    (lambda op: isinstance(op, Elemwise), _useless_fill),
+    (lambda op: isinstance(op, Elemwise) and op.name != "second", _fill_operand),
 ]
 
 
-@register("canonicalize", phase="canonicalize", tracks=(Elemwise, DimShuffle, Cast, Subtensor, GradientMarker),
-          tags=("canonicalize",))
+@register("canonicalize", phase="canonicalize",
+          tracks=(Elemwise, DimShuffle, Cast, Subtensor, GradientMarker, SumToShape), tags=("canonicalize",))
 def canonicalize(fgraph, node):
     out = node.outputs[0]
     for matches, rule in RULES:

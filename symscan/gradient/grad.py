@@ -26,8 +26,8 @@ from symscan.gradient.types import (
 )
 from symscan.graph.basic import Apply, Variable, describe
 from symscan.graph.traversal import toposort
-from symscan.tensor.basic import as_tensor_variable
-from symscan.tensor.creation import ones_like, zeros_like
+from symscan.tensor.basic import as_tensor_variable, constant
+from symscan.tensor.creation import zeros_like
 from symscan.tensor.elemwise import add, cast
 
 
@@ -112,7 +112,7 @@ def _seeds(cost, known_grads) -> dict[Variable, list]:
     """The starting gradients: 1 for the cost, and each of ``known_grads``."""
     seeds: dict[Variable, list] = {}
     if cost is not None:
-        seeds[cost] = [ones_like(cost, dtype=float_dtype(cost))]
+        seeds[cost] = [constant(np.ones((), dtype=float_dtype(cost)))]  # the cost is 0-d: no need to compute it
     for var, value in (known_grads or {}).items():
         if not isinstance(var, Variable):
             raise TypeError(f"grad: the keys of known_grads must be variables, got {type(var).__name__}")
@@ -163,7 +163,11 @@ def _backward(order: list[Apply], seeds: dict, depends: set, constants: set) -> 
         wanted = [var in depends and (var not in constants) for var in node.inputs]
         if not any(wanted):
             continue
-        grads = pullback_of(node)(node, cotangents)
+        null = next((c for c in cotangents if is_null(c)), None)
+        if null is not None:  # undefined above: undefined for every input below
+            grads = [null] * len(node.inputs)
+        else:
+            grads = pullback_of(node)(node, cotangents)
         if len(grads) != len(node.inputs):
             raise ValueError(f"the pullback of {node.op} returned {len(grads)} gradients for {len(node.inputs)} inputs")
         for var, g, want in zip(node.inputs, grads, wanted):

@@ -6,7 +6,7 @@ of the cost w.r.t. ``node.outputs[j]`` (None when no gradient reaches that outpu
 result has one entry per input: a variable, None for an input the outputs do not depend on
 (disconnected, e.g. a shape argument), or ``grad_undefined(...)``. A connection pattern
 (``@connections``) says which inputs each output depends on; by default every input reaches
-every output, except inputs a pullback declares disconnected in ``DISCONNECTED_INPUTS``.
+every output (a pullback still returns None for an input it treats as disconnected).
 """
 
 from __future__ import annotations

@@ -6,12 +6,12 @@ Theano loop code ports by changing its imports::
     import symscan.compat.theano.tensor as T
 """
 
-from symscan import clone, config, shared
-from symscan.compat.theano import compile, printing, scan_module, tensor
+from symscan import Lop, Rop, clone, config, grad, shared
+from symscan.compat.theano import compile, gradient, printing, scan_module, tensor, tests
 from symscan.compat.theano.compile import function
 from symscan.printing import dprint as debugprint
 from symscan.scan import foldl, foldr, map, reduce, scan
 from symscan.tensor import dot
 
-__all__ = ["clone", "compile", "config", "debugprint", "dot", "foldl", "foldr", "function", "map", "printing", "reduce",
-           "scan", "scan_module", "shared", "tensor"]
+__all__ = ["Lop", "Rop", "clone", "compile", "config", "debugprint", "dot", "foldl", "foldr", "function", "grad",
+           "gradient", "map", "printing", "reduce", "scan", "scan_module", "shared", "tensor", "tests"]

@@ -1,3 +1,11 @@
 """The pullbacks of the tensor ops, one module per family; importing registers them."""
 
-from symscan.gradient.ops import elemwise  # noqa: F401
+from symscan.gradient.ops import (  # noqa: F401
+    checks,
+    creation,
+    elemwise,
+    math,
+    random,
+    shape,
+    subtensor,
+)

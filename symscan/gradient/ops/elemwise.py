@@ -1,24 +1,111 @@
-"""Pullbacks of the elementwise ops and Cast. Each gradient is summed back to its input's
-shape (``sum_to``: numpy broadcasting, transposed)."""
+"""Pullbacks of the elementwise ops and Cast, with Theano 1.0's semantics.
+
+Each rule of ``ELEMWISE_PULLBACKS`` maps ``(g, out, *inputs)`` to one gradient per input, of
+the output's (broadcast) shape; the pullback then sums each back to its input's shape
+(``sum_to``: numpy broadcasting, transposed). ``ZERO`` marks an input whose gradient is zero
+but which stays connected (rounding, comparisons, bit operations, ``floor_div``), as in Theano.
+Integer inputs of float functions get real gradients (``grad(x_int * 2.5, x_int)`` is 2.5);
+an integer or bool output receives no cotangent from the traversal, so its rule never runs.
+"""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
+from symscan.gradient.grad import float_dtype
 from symscan.gradient.registry import pullback
 from symscan.tensor.broadcast import sum_to
-from symscan.tensor.elemwise import Elemwise, neg
+from symscan.tensor.creation import zeros_like
+from symscan.tensor.elemwise import Cast, Elemwise, cast, cos, eq, exp, floor_div, log, sigmoid, sign, sin, switch
+
+ZERO = "zero"
+"""A rule's gradient for an input on which the output depends with derivative zero."""
+
+
+def _as_float(x, out):
+    """An integer or bool ``x`` as ``out``'s float dtype, where the rule computes with ``x``
+    itself (``x * x`` or ``1 + x`` would wrap around in a narrow integer dtype)."""
+    return x if np.dtype(x.dtype).kind in "fc" else cast(x, out.dtype)
+
+
+def _zero_gradient(g, out, *inputs):
+    return [ZERO] * len(inputs)
+
+
+def _pow(g, out, x, y):
+    """d/dx = y x^(y-1); d/dy = log(x) x^y, taken as 0 where x == 0 (Theano's choice: the
+    limit from x > 0 for y > 0). Where x < 0, log(x) is NaN and so is d/dy: real powers of a
+    negative base are defined only at integer y, where the derivative in y does not exist."""
+    x, y = _as_float(x, out), _as_float(y, out)
+    return [g * y * x ** (y - 1), switch(eq(x, 0), 0, g * log(x) * out)]
+
+
+def _clip(g, out, x, low, high):
+    """x gets g where low <= x <= high (Theano's rule: at a bound, x gets it, not the bound);
+    a bound gets g where the result is that bound. numpy's clip gives ``high`` everywhere when
+    low > high, so then all goes to ``high`` (Theano's clip gave ``low`` where x < low, and its
+    rule sent the gradient there)."""
+    return [g * ((x >= low) & (x <= high)), g * ((x < low) & (low <= high)), g * ((x > high) | (low > high))]
+
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 ELEMWISE_PULLBACKS = {
-    "add": lambda node, g: [g, g],
-    "sub": lambda node, g: [g, neg(g)],
-    "mul": lambda node, g: [g * node.inputs[1], g * node.inputs[0]],
+    "add": lambda g, out, x, y: [g, g],
+    "sub": lambda g, out, x, y: [g, -g],
+    "mul": lambda g, out, x, y: [g * y, g * x],
+    "true_div": lambda g, out, x, y: [g / y, -g * out / y],  # out / y: no overflow of y * y
+    "mod": lambda g, out, x, y: [g, -g * floor_div(x, y)],  # x % y == x - (x // y) * y
+    "pow": _pow,
+    # To the argument that is the result; at a tie, to both (Theano's rule).
+    "maximum": lambda g, out, x, y: [g * eq(out, x), g * eq(out, y)],
+    "minimum": lambda g, out, x, y: [g * eq(out, x), g * eq(out, y)],
+    "logaddexp": lambda g, out, x, y: [g * exp(x - out), g * exp(y - out)],
+    "second": lambda g, out, x, y: [ZERO, g],
+    "switch": lambda g, out, cond, a, b: [ZERO, switch(cond, g, 0), switch(cond, 0, g)],
+    "clip": _clip,
+    "neg": lambda g, out, x: [-g],
+    "abs": lambda g, out, x: [g * sign(x)],
+    "exp": lambda g, out, x: [g * out],
+    "expm1": lambda g, out, x: [g * exp(x)],
+    "log": lambda g, out, x: [g / x],
+    "log1p": lambda g, out, x: [g / (1 + _as_float(x, out))],
+    "sqrt": lambda g, out, x: [g / (2 * out)],
+    "sin": lambda g, out, x: [g * cos(x)],
+    "cos": lambda g, out, x: [-g * sin(x)],
+    "tan": lambda g, out, x: [g * (1 + out * out)],
+    "tanh": lambda g, out, x: [g * (1 - out * out)],
+    "sigmoid": lambda g, out, x: [g * out * (1 - out)],
+    "softplus": lambda g, out, x: [g * sigmoid(x)],
+    "erf": lambda g, out, x: [g * _TWO_OVER_SQRT_PI * exp(-(_as_float(x, out) ** 2))],
+    **dict.fromkeys(["floor_div", "eq", "neq", "lt", "le", "gt", "ge", "and_", "or_", "xor", "invert", "sign",
+                     "floor", "ceil", "round"], _zero_gradient),
 }
-"""name -> fn(node, g): the gradient w.r.t. each input before summing to its shape."""
+"""name -> fn(g, out, *inputs): the gradient w.r.t. each input, before summing to its shape."""
 
 
 @pullback(Elemwise)
 def elemwise_pullback(node, cotangents):
-    (g,) = cotangents
+    (g,), (out,) = cotangents, node.outputs
     rule = ELEMWISE_PULLBACKS.get(node.op.name)
     if rule is None:
         raise NotImplementedError(f"{node.op} has no gradient in symscan yet")
-    return [None if d is None else sum_to(d, x) for d, x in zip(rule(node, g), node.inputs)]
+    grads = []
+    for d, x in zip(rule(g, out, *node.inputs), node.inputs):
+        if d is ZERO:
+            grads.append(zeros_like(x, dtype=float_dtype(x)))
+        elif d is None or len(node.inputs) == 1:  # disconnected; or the input's shape: nothing to sum
+            grads.append(d)
+        else:
+            grads.append(sum_to(d, x))
+    return grads
+
+
+@pullback(Cast)
+def cast_pullback(node, cotangents):
+    """Back to a float input's dtype; an integer input gets the float gradient as it is (the
+    traversal casts it to floatX). A cast to an integer dtype receives no cotangent."""
+    (g,), (x,) = cotangents, node.inputs
+    return [cast(g, x.dtype) if np.dtype(x.dtype).kind in "fc" else g]
