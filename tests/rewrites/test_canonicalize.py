@@ -292,3 +292,45 @@ def test_a_cast_through_a_wider_type_is_one_cast(source, mid, out, folds, same_a
     values = {"bool": np.array([True, False]), "float32": np.array([1.5, -2.25, 3e38], "float32")}
     value = values.get(source, np.array([0, 1, -1, 127, -128, 200, 70000]).astype(source))
     same_as_py(f, value)
+
+
+# ---------------------------------------------------------------------------- fills and sum_to (gradient graphs)
+def test_a_fill_to_a_shape_the_value_has_goes(same_as_py, rng):
+    """second(a, b) is b when b has a's shape (structurally: an elementwise function of a)."""
+    x = T.vector("x")
+    t = T.tanh(x)
+    f = _compile([x], T.second(t, t * 2.0) + 1.0)
+    assert not any(n.op == ss.tensor.elemwise.Elemwise("second") for n in f.fgraph.apply_nodes)
+    same_as_py(f, rng.normal(size=3))
+
+
+def test_a_fill_of_ones_multiplied_by_a_value_of_that_shape_goes(same_as_py, rng):
+    x = T.vector("x")
+    t = T.tanh(x)
+    f = _compile([x], T.second(t, T.constant([1.0])) * (1.0 - t * t))
+    names = sorted(n.op.name for n in f.fgraph.apply_nodes)
+    assert names == ["mul", "sub", "tanh"]
+    same_as_py(f, rng.normal(size=3))
+
+
+def test_a_fill_stays_where_broadcasting_may_grow_the_shape(same_as_py, rng):
+    """y * log(p): y may have length 1 and broadcast, so sum_to and fills of its shape stay."""
+    y, p = T.vector("y"), T.vector("p")
+    out = T.second(y * p, T.constant([1.0])) * y
+    f = _compile([y, p], out)
+    assert any(n.op == ss.tensor.elemwise.Elemwise("second") for n in f.fgraph.apply_nodes)
+    for shapes in [(3, 3), (1, 3), (3, 1)]:
+        same_as_py(f, rng.normal(size=shapes[0]), rng.normal(size=shapes[1]))
+
+
+def test_sum_to_of_a_known_shape_goes(same_as_py, rng):
+    from symscan.tensor.broadcast import SumToShape, sum_to
+
+    x, y = T.vector("x"), T.vector("y")
+    kept = _compile([x, y], sum_to(x * y, x))
+    assert any(isinstance(n.op, SumToShape) for n in kept.fgraph.apply_nodes)  # y may broadcast x
+    for shapes in [(3, 3), (1, 3)]:
+        same_as_py(kept, rng.normal(size=shapes[0]), rng.normal(size=shapes[1]))
+    gone = _compile([x], sum_to(T.exp(x) * 2.0, x))
+    assert not any(isinstance(n.op, SumToShape) for n in gone.fgraph.apply_nodes)
+    same_as_py(gone, rng.normal(size=3))
