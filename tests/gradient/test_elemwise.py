@@ -495,6 +495,16 @@ def test_stable_forms_at_large_arguments():
     np.testing.assert_allclose(gy, [0.5 + 0, 0 + 0.5, 1 + 1], rtol=1e-12)
 
 
+def test_softmax_gradient_at_large_logits():
+    """softmax is shifted by its max, so its gradient stays finite at logits of +-1000."""
+    x, w = T.dvector("x"), T.dvector("w")
+    logits, weights = np.array([-1000.0, 1000.0, 999.0, 0.0]), np.array([1.0, 2.0, 3.0, 4.0])
+    (gx,) = values_in_modes([x, w], [ss.grad((T.nnet.softmax(x) * w).sum(), x)], logits, weights)
+    p = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+    np.testing.assert_allclose(gx, p * (weights - (p * weights).sum()), rtol=1e-12, atol=1e-300)
+    assert np.all(np.isfinite(gx))
+
+
 def test_cast_to_float32_and_back():
     """The cotangent of a float32 cast is float32 (the weights rounded), back in float64."""
     x = T.dvector("x")
