@@ -111,6 +111,7 @@ class ScanArgs:
     until: Variable | None = None
     go_backwards: bool = False
     steps_from_sequences: bool = False
+    truncate_gradient: int = -1
     name: str | None = None
     profile: bool = False
 
@@ -161,7 +162,7 @@ class ScanArgs:
             n_non_seqs=len(self.non_seqs), as_while=self.until is not None,
             go_backwards=self.go_backwards, steps_from_sequences=self.steps_from_sequences,
             rings=tuple(e.ring for e in self.buffered) if any(e.ring for e in self.buffered) else (),
-            name=self.name, profile=self.profile,
+            truncate_gradient=self.truncate_gradient, name=self.name, profile=self.profile,
             labels=ScanLabels(
                 sequences=tuple(s.label for s in self.sequences),
                 outputs=tuple(e.label for e in self.buffered),
@@ -178,7 +179,8 @@ class ScanArgs:
         labels, rings = info.labels or ScanLabels(), iter(info.rings or (None,) * info.n_buffered)
         take = lambda it, n: [next(it) for _ in range(n)]  # noqa: E731
         args = cls(n_steps=next(outer_in), go_backwards=info.go_backwards,
-                   steps_from_sequences=info.steps_from_sequences, name=info.name, profile=info.profile)
+                   steps_from_sequences=info.steps_from_sequences, truncate_gradient=info.truncate_gradient,
+                   name=info.name, profile=info.profile)
         for i, taps in enumerate(info.seq_taps):
             args.sequences.append(SequenceEntry(next(outer_in), take(inner_in, len(taps)), taps,
                                                 labels.get("sequences", i)))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from symscan.graph.basic import Variable
 from symscan.graph.clone import clone_replace
 from symscan.scan.args import NitSotEntry, NonSeqEntry, RecurrentEntry, ScanArgs, SequenceEntry, SharedEntry
@@ -33,8 +35,10 @@ def scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None, n_
 
     ``fn`` receives, in order, every tap of every sequence, every past tap of every
     recurrent output, then the non-sequences; it returns outputs, updates and ``until``.
-    ``truncate_gradient``, ``mode`` and ``allow_gc`` are accepted for compatibility.
+    ``truncate_gradient=k`` (k > 0) lets gradients flow back through the last k executed steps
+    only (Theano's truncated BPTT); ``mode`` and ``allow_gc`` are accepted for compatibility.
     """
+    truncate_gradient = _check_truncate_gradient(truncate_gradient)
     seqs = parse_sequences(sequences)
     outs = parse_outputs_info(outputs_info)
     non_seqs = parse_non_sequences(non_sequences)
@@ -53,11 +57,20 @@ def scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None, n_
         check_strict(trace, non_seqs, fn)
     args = _build_args(trace, seqs, outs, placeholders, non_seqs, recurrent_outputs, steps, backwards, name)
     args.profile = bool(profile)
+    args.truncate_gradient = truncate_gradient
     node = args.to_node()
     return _slice_outputs(node, args, outs, return_list)
 
 
 # ---------------------------------------------------------------------------- helpers
+def _check_truncate_gradient(value) -> int:
+    """-1 (every step) or a positive step count, as Theano."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or (value < 1 and value != -1):
+        raise ValueError(f"scan: truncate_gradient must be -1 (backpropagate through every step) or a positive "
+                         f"number of steps, got {value!r}")
+    return int(value)
+
+
 def _placeholders(seqs: list[SequenceSpec], outs: list[OutputSpec]) -> list[list[Variable]]:
     """Inner variables fn receives: one per sequence tap, then one per output tap."""
     groups = []

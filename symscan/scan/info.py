@@ -36,6 +36,7 @@ class ScanInfo:
     go_backwards: bool = False
     steps_from_sequences: bool = False
     rings: tuple = ()
+    truncate_gradient: int = -1
     name: str | None = field(default=None, compare=False)
     profile: bool = field(default=False, compare=False)
     labels: ScanLabels | None = field(default=None, compare=False)

@@ -11,7 +11,7 @@ def map(fn: Callable, sequences, non_sequences=None, truncate_gradient: int = -1
         mode=None, name: str | None = None):
     """Apply fn to each step of the sequences: Python's map over the leading axis."""
     return scan(fn, sequences=sequences, outputs_info=None, non_sequences=non_sequences,
-                go_backwards=go_backwards, mode=mode, name=name)
+                truncate_gradient=truncate_gradient, go_backwards=go_backwards, mode=mode, name=name)
 
 
 def reduce(fn: Callable, sequences, outputs_info, non_sequences=None, go_backwards: bool = False, mode=None,

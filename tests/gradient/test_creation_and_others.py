@@ -189,13 +189,6 @@ def test_step_count_is_an_integer():
 
 
 # ---------------------------------------------------------------------------- loops
-def test_scan_gradient_is_not_implemented_yet():
-    h0 = T.dvector("h0")
-    out, _ = ss.scan(lambda h: h * 2.0, outputs_info=h0, n_steps=3)
-    with pytest.raises(ss.NullTypeGradError, match="next issue"):
-        ss.grad(out.sum(), h0)
-
-
 @pytest.mark.parametrize("make", [
     lambda init, values, steps: Accumulate("add")(init, values, steps),
     lambda init, values, steps: LinearRecurrence((1,), (False, True))(init[None], T.constant(0.5), values, steps),

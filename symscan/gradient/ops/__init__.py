@@ -6,6 +6,7 @@ from symscan.gradient.ops import (  # noqa: F401
     elemwise,
     math,
     random,
+    scan,
     shape,
     subtensor,
 )

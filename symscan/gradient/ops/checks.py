@@ -1,5 +1,5 @@
 """Pullbacks of scan's run-time check ops (the value passes through, the check inputs are
-disconnected) and of the loop ops, whose gradients are not implemented yet."""
+disconnected) and of the recurrence ops the vectorize rewrites make (no gradient: they appear after grad ran)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from symscan.scan.checks import (
     InitialRows,
     StepCount,
 )
-from symscan.scan.op import Scan
 from symscan.scan.recurrences import Accumulate, LinearRecurrence
 from symscan.tensor.creation import zeros_like
 from symscan.tensor.subtensor import inc_subtensor
@@ -60,19 +59,10 @@ def step_count_pullback(node, cotangents):
     return [None] * len(node.inputs)  # an integer output: never asked
 
 
-LOOP_MESSAGE = ("gradients through scan loops are not implemented yet; they land with the next issue "
-                "(backpropagation through time)")
-
-
-@pullback(Scan)
-def scan_pullback(node, cotangents):
-    return [grad_not_implemented(node.op, i, x, LOOP_MESSAGE) for i, x in enumerate(node.inputs)]
-
-
 @pullback(Accumulate, LinearRecurrence)
 def recurrence_pullback(node, cotangents):
     """These ops are made by the vectorize rewrites, which run when a function is compiled,
     after ``grad`` has built its graph from the scan; met here, a graph was rewritten first."""
     why = (f"{type(node.op).__name__} replaces a scan loop when a function is compiled; take gradients of the "
-           "graph as built (from its scan), not of a rewritten one. " + LOOP_MESSAGE[0].upper() + LOOP_MESSAGE[1:])
+           "graph as built (from its scan), not of a rewritten one")
     return [grad_not_implemented(node.op, i, x, why) for i, x in enumerate(node.inputs)]
