@@ -17,6 +17,17 @@ def node_key(node: Apply, canonical: Callable[[Variable], Variable] = lambda v: 
     return (node.op, tuple(id(canonical(v)) for v in node.inputs))
 
 
+class _Key(tuple):
+    """A structural key that hashes once: keys of a graph share their sub-keys, and hashing a
+    nested tuple again at every level would cost as much as the graph unrolled into a tree."""
+
+    def __hash__(self) -> int:
+        cached = self.__dict__.get("hash")
+        if cached is None:
+            cached = self.__dict__["hash"] = tuple.__hash__(self)
+        return cached
+
+
 def expression_key(var: Variable, leaves: dict[Variable, object] | None = None, memo: dict | None = None) -> tuple:
     """A structural key of ``var``'s computation: equal keys compute the same value.
 
@@ -43,7 +54,7 @@ def expression_key(var: Variable, leaves: dict[Variable, object] | None = None, 
                 stack.extend(missing)
                 continue
             node = current.owner
-            memo[current] = (node.op, current.index, tuple(memo[v] for v in node.inputs))
+            memo[current] = _Key((node.op, current.index, tuple(memo[v] for v in node.inputs)))
         stack.pop()
     result = memo[var]
     return result

@@ -24,6 +24,7 @@ class Scan(Op):
     info: ScanInfo
     inner: FunctionGraph
     _signature: tuple | None = field(default=None, repr=False, compare=False)
+    _hash: int | None = field(default=None, repr=False, compare=False)
 
     def signature(self) -> tuple:
         if self._signature is None:
@@ -35,7 +36,13 @@ class Scan(Op):
                 and self.signature() == other.signature())
 
     def __hash__(self) -> int:
-        return hash((self.info, self.signature()))
+        if self._hash is None:  # the signature is as big as the body: hash it once
+            object.__setattr__(self, "_hash", hash((self.info, self.signature())))
+        return self._hash
+
+    def __getstate__(self) -> dict:
+        # hashes of strings differ between processes: a pickled op computes its caches again
+        return {**self.__dict__, "_signature": None, "_hash": None}
 
     def make_node(self, *outer_inputs) -> Apply:
         outer_inputs = [as_tensor_variable(v) if not hasattr(v, "type") else v for v in outer_inputs]
