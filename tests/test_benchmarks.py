@@ -3,8 +3,8 @@ system must pass), and the runner's table is produced; no timing is asserted."""
 
 import pytest
 
-from benchmarks import workloads
-from benchmarks.__main__ import markdown, run_workload
+from benchmarks import grad_workloads, workloads
+from benchmarks.__main__ import check, markdown, run_workload
 
 QUICK = workloads.all_workloads(quick=True)
 
@@ -28,3 +28,42 @@ def test_markdown_table_lists_every_workload_and_system():
     rows = run_workload(workloads.mit_sot(100), ["fast", "numpy"], repeats=1, budget=0.0)
     text = markdown(rows, {"fast": 0.5, "numpy": None}, quick=True)
     assert "| W7 " in text and "fast/numpy" in text and "| fast | numpy |" in text
+
+
+GRAD_QUICK = grad_workloads.all_workloads(quick=True)
+
+
+@pytest.mark.parametrize("work", GRAD_QUICK, ids=[w.name for w in GRAD_QUICK])
+def test_gradient_workload_matches_its_numpy_bptt(work):
+    rows = run_workload(work, ["fast", "numpy"], repeats=1, budget=0.0)
+    assert {r["system"] for r in rows} == {"fast", "numpy"}
+    fast = next(r for r in rows if r["system"] == "fast")
+    assert fast["grad_s"] > 0 and fast["function_s"] > 0
+
+
+@pytest.mark.parametrize("peer", ["pytensor", "jax"])
+def test_gradient_peers_match_the_numpy_bptt(peer):
+    """G5 (taps) and G7 (mit-sot) only, and PyTensor with its Python linker: Numba and XLA
+    compilation of all four would take seconds (the benchmark run checks every peer anyway)."""
+    pytest.importorskip(peer)
+    from benchmarks import grad_peers
+
+    for work in GRAD_QUICK[2:]:
+        params = work.forward.params or {}
+        if peer == "pytensor":
+            from pytensor.compile.mode import Mode
+
+            mode = Mode(linker="py", optimizer="fast_compile")
+            fn = grad_peers.pytensor_grad_function(work.forward.name, work.wrt, params, mode=mode)
+        else:
+            fn = grad_peers.jax_grad_function(work.forward.name, work.wrt, params)
+        check(peer, work, fn(*work.values), work.numpy_loop(*work.values))
+
+
+def test_gradient_section_replaces_only_itself():
+    rows = run_workload(GRAD_QUICK[-1], ["fast", "numpy"], repeats=1, budget=0.0)
+    section = grad_workloads.markdown(rows, quick=True)
+    assert section.startswith(grad_workloads.HEADING) and "| G7 " in section and "ss.function ms" in section
+    readme = grad_workloads.replace_section("# Benchmarks\n\n| W1 | 1 |\n", section)
+    assert readme.startswith("# Benchmarks\n\n| W1 | 1 |\n\n") and grad_workloads.section_of(readme) == "\n" + section
+    assert grad_workloads.replace_section(readme, section) == readme

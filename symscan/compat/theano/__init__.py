@@ -10,8 +10,9 @@ from symscan import Lop, Rop, clone, config, grad, shared
 from symscan.compat.theano import compile, gradient, printing, scan_module, tensor, tests
 from symscan.compat.theano.compile import function
 from symscan.printing import dprint as debugprint
-from symscan.scan import foldl, foldr, map, reduce, scan
+from symscan.scan import foldl, foldr, map, reduce, scan, scan_checkpoints
 from symscan.tensor import dot
 
 __all__ = ["Lop", "Rop", "clone", "compile", "config", "debugprint", "dot", "foldl", "foldr", "function", "grad",
-           "gradient", "map", "printing", "reduce", "scan", "scan_module", "shared", "tensor", "tests"]
+           "gradient", "map", "printing", "reduce", "scan", "scan_checkpoints", "scan_module", "shared",
+           "tensor", "tests"]
