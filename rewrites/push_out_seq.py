@@ -24,7 +24,7 @@ from rewrites.vectorize import NotVectorizable, batchable, vectorize
 from symscan.graph.basic import Constant, Variable
 from symscan.graph.traversal import toposort
 from symscan.scan.args import ScanArgs, SequenceEntry
-from symscan.scan.checks import CheckSequenceLength
+from symscan.scan.checks import CheckSequenceLength, StepCount
 from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
 
@@ -54,14 +54,18 @@ def push_out_seq(fgraph, node):
     movable = _per_step(args, set(stacked_inner), set(invariant))
     time_dependent = _depends_on(args, movable, set(stacked_inner))
     moves = [v for v in frontier(args, movable & time_dependent, set(args.inner_inputs()))]
-    if not moves:
+    # a map output that is a sequence element itself (a gradient's loop leaves such maps)
+    copies = [e.inner_out for e in args.nit_sot if e.inner_out in stacked_inner and e.ring is None]
+    if not moves and not copies:
         return None
     if not steps_known_non_negative(args):
         return Declined("n_steps may be negative at run time (that reverses the loop)")
-    checked = _checked_sequences(args, moves)
-    stacked = {v: aligned(s, tap, args.n_steps, args.go_backwards, (checked or {}).get(s))
+    checked, steps = _checked_sequences(args, moves + copies)
+    stacked = {v: aligned(s, tap, steps, args.go_backwards, (checked or {}).get(s))
                for v, (s, tap) in stacked_inner.items()}
     memo, mapping, whole = {}, {}, {}
+    if checked is not None:
+        whole.update((v, stacked[v]) for v in copies)
     for inner_var in moves:
         try:
             outer_var = vectorize(inner_var, stacked, invariant, memo)
@@ -72,15 +76,16 @@ def push_out_seq(fgraph, node):
         args.sequences.append(SequenceEntry(stored, [placeholder], (0,), f"pushed {inner_var.owner.op}"))
         mapping[inner_var] = placeholder
         whole[inner_var] = outer_var
-    if not mapping:
-        return Declined("the per-step computation has no batched form")
+    if not mapping and not whole:
+        return Declined("the per-step computation has no batched form" if moves else
+                        "the map outputs that copy a sequence element cannot leave the loop (until)")
     replaced = _drop_map_outputs(args, whole, loop_checks(ScanArgs.from_node(node))) if checked is not None else {}
     replace_inner(args, mapping)
     loop_left = bool(args.buffered or args.shared)
     result = rebuild(args) if loop_left else {}
     result.update(replaced)
     moved = ", ".join(str(v.owner.op) for v in mapping)
-    detail = f"computed {moved} over whole sequences before the loop"
+    detail = f"computed {moved} over whole sequences before the loop" if mapping else "sequence rows copied"
     if replaced:
         detail += f"; {len(replaced)} map output(s) need no loop" + ("" if loop_left else ", so the loop is gone")
     return Rewritten(result, detail)
@@ -94,17 +99,18 @@ def _depends_on(args: ScanArgs, candidates: set, sources: set) -> set:
     return dependent & candidates
 
 
-def _checked_sequences(args: ScanArgs, moves: list) -> dict | None:
+def _checked_sequences(args: ScanArgs, moves: list) -> tuple[dict | None, Variable]:
     """Sequences wrapped in the loop's "too short" check, for map outputs that leave the loop
-    (the loop checks its sequences; a vectorised output alone would silently come out short).
-    None when no output can leave: under ``until``, or when n_steps is only known at run time."""
+    (the loop checks its sequences; a vectorised output alone would silently come out short),
+    and the step count to align them with. None when no output can leave (under ``until``).
+    An n_steps known only at run time becomes the loop's checked ``StepCount``."""
     if args.until is not None or not any(e.inner_out in moves and e.ring is None for e in args.nit_sot):
-        return None
+        return None, args.n_steps
     steps = 0 if args.steps_from_sequences else static_int(args.n_steps)
     if steps is None:
-        return None
+        return {}, StepCount.of(args)
     return {s: CheckSequenceLength(s.label, s.taps, steps)(s.outer) for s in args.sequences
-            if s.outer.type.shape[0] is None and (s.span or steps)}  # static lengths: checked by scan()
+            if s.outer.type.shape[0] is None and (s.span or steps)}, args.n_steps  # static: checked by scan()
 
 
 def _drop_map_outputs(args: ScanArgs, whole: dict[Variable, Variable], checks: list[Variable]) -> dict:

@@ -16,8 +16,8 @@ from symscan.graph.fg import OUTPUT
 from symscan.scan.args import RecurrentEntry, ScanArgs
 from symscan.scan.op import Scan
 from symscan.tensor.basic import constant, static_int
-from symscan.tensor.elemwise import Cast, Elemwise, minimum
-from symscan.tensor.shape import Shape
+from symscan.tensor.elemwise import Cast, Elemwise, cast, minimum
+from symscan.tensor.shape import Shape, concatenate
 from symscan.tensor.subtensor import INT, Subtensor
 
 
@@ -79,6 +79,36 @@ def _n(symbols: dict):
 
 
 # ---------------------------------------------------------------------------- reads of an output
+def _tail_reads(fgraph, entry, args: ScanArgs) -> tuple[int, list] | None:
+    """A recurrent output whose whole buffer (initial rows included) is read only at fixed
+    distances from its end (``buffer[-1]``: the last step, or the last initial row when no
+    step ran; a gradient's carried sums are read so), or not read at all: the rows to keep
+    and the reads."""
+    if not isinstance(entry, RecurrentEntry):
+        return None
+    needed, reads = 1, []
+    for reader, _ in fgraph.clients.get(entry.outer_out, []):
+        if reader == OUTPUT or not isinstance(reader.op, Subtensor) or reader.op.spec != (INT,):
+            return None
+        index = static_int(reader.inputs[1])
+        if index is None or index >= 0:
+            return None
+        needed = max(needed, -index)
+        reads.append((reader, "tail"))
+    steps = static_int(args.n_steps)
+    if reads and steps is not None and args.until is None and needed >= steps:
+        return None
+    return needed, reads
+
+
+def _rewritten_tail_read(reader, entry: RecurrentEntry, steps: Variable, args: ScanArgs) -> Variable:
+    """``buffer[-k]`` read from the initial rows followed by the ring (the last steps)."""
+    init = entry.outer_init[None] if entry in args.sit_sot else entry.outer_init[:entry.span]
+    if init.dtype != steps.dtype:
+        init = cast(init, steps.dtype)
+    return Subtensor(reader.op.spec)(concatenate([init, steps]), *reader.inputs[1:])
+
+
 def _steps_view(fgraph, entry) -> Variable | None:
     """The variable holding the steps of ``entry``: the buffer minus its initial taps."""
     if not isinstance(entry, RecurrentEntry):
@@ -141,6 +171,10 @@ def save_mem(fgraph, node):
     for entry in args.buffered:
         if entry.ring is not None or entry.outer_out is None:
             continue
+        tail = _tail_reads(fgraph, entry, args)
+        if tail is not None:
+            plans.append((entry,) + tail)
+            continue
         view = _steps_view(fgraph, entry)
         if view is None:
             why.append(f"{entry.label or 'an output'}: the whole buffer is used")
@@ -159,6 +193,9 @@ def save_mem(fgraph, node):
     for entry, _, reads in plans:
         steps = mapping.pop(entry.outer_out)
         for reader, offset in reads:
-            mapping[reader.outputs[0]] = _rewritten_read(reader, offset, steps)
+            if offset == "tail":
+                mapping[reader.outputs[0]] = _rewritten_tail_read(reader, entry, steps, args)
+            else:
+                mapping[reader.outputs[0]] = _rewritten_read(reader, offset, steps)
     kept = ", ".join(f"{e.label or 'an output'} keeps its last {rows} step(s)" for e, rows, _ in plans)
     return Rewritten(mapping, kept)

@@ -102,8 +102,14 @@ def _non_negative(var: Variable) -> bool:
     if value is not None or var.dtype[0] == "u" or var.owner is None:
         return (value is not None and value >= 0) or var.dtype[0] == "u"
     op, inputs = var.owner.op, var.owner.inputs
+    if isinstance(op, StepCount):
+        return True
+    if isinstance(op, AfterChecks):  # the value passes through
+        return _non_negative(inputs[0])
     if isinstance(op, Subtensor):
         return inputs[0].owner is not None and isinstance(inputs[0].owner.op, Shape)
+    if isinstance(op, Elemwise) and op.name == "maximum":  # at least any of its operands
+        return any(_non_negative(v) for v in inputs)
     if isinstance(op, Cast) or (isinstance(op, Elemwise) and op.name in _NON_NEGATIVE_OPS):
         return all(_non_negative(v) for v in inputs)
     return isinstance(op, Elemwise) and op.name == "abs"

@@ -11,8 +11,9 @@ from nbclient import NotebookClient
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_the_three_notebooks_exist():
-    assert [p.name for p in NOTEBOOKS] == ["01_scan_tour.ipynb", "02_rewrites.ipynb", "03_onnx_export.ipynb"]
+def test_the_four_notebooks_exist():
+    assert [p.name for p in NOTEBOOKS] == ["01_scan_tour.ipynb", "02_rewrites.ipynb", "03_onnx_export.ipynb",
+                                           "04_gradients.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -35,5 +36,7 @@ def test_committed_notebook_has_its_outputs(path):
     kinds = {kind for c in code for o in c.outputs for kind in o.get("data", {})}
     if path.stem in ("01_scan_tour", "02_rewrites"):
         assert "image/png" in kinds and "text/latex" in kinds
-    if path.stem == "02_rewrites":
+    if path.stem in ("02_rewrites", "04_gradients"):
         assert "text/html" in kinds  # the rewrite report as a table
+    if path.stem == "04_gradients":
+        assert "image/png" in kinds  # the loss curve, the learned signal, the backward loop

@@ -191,17 +191,27 @@ def test_symbolic_n_steps_that_cannot_be_negative(scan_rw, rng, kind, go_backwar
     assert f(*value_sets[1]).shape == (3, 3)
 
 
-def test_a_map_with_symbolic_n_steps_keeps_its_loop(scan_rw, rng):
-    """Without a loop nothing would check the sequence is long enough for a run-time n_steps,
-    so the map output stays in the loop (reading the pushed computation)."""
+def test_a_map_with_symbolic_n_steps_needs_no_loop(scan_rw, rng):
+    """A run-time n_steps becomes the loop's checked StepCount: the vectorised map has exactly
+    n_steps rows, and a sequence too short for it still raises scan's error (k = 7)."""
     X, W = T.matrix("X"), T.matrix("W")
     u = T.tensor("uint32", shape=(), name="u")
     out, _ = ss.scan(lambda a, W: T.tanh(T.dot(a, W)), sequences=X, non_sequences=W, n_steps=u)
     values = [[rng.normal(size=(6, 3)), rng.normal(size=(3, 2)), np.uint32(k)] for k in (0, 2, 6, 7)]
     f = scan_rw.check([X, W, u], out, RULE, *values)
-    node, args = scan_rw.only_scan(f)
-    assert len(args.nit_sot) == 1 and scan_rw.nodes(node, Dot) == []
-    assert node.op.inner.outputs[0] in _sequence_inputs(args)
+    assert scan_rw.scans(f) == []
+    with pytest.raises(ValueError, match="6 elements but 7 steps"):
+        f(*values[3])
+
+
+def test_a_map_that_copies_a_sequence_element_needs_no_loop(scan_rw, rng):
+    """A nit-sot that returns a sequence element (a gradient's loop leaves such maps) is the
+    aligned sequence: backwards and with taps too."""
+    X, n = T.matrix("X"), T.lscalar("n")
+    out, _ = ss.scan(lambda a, b: [b, a * 2], sequences=dict(input=X, taps=[-1, 1]), go_backwards=True)
+    values = [[rng.normal(size=(k, 3))] for k in (2, 3, 6)]
+    f = scan_rw.check([X], out, RULE, *values)
+    assert scan_rw.scans(f) == []
 
 
 @pytest.mark.parametrize("map_only", [False, True])

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from symscan.gradient.grad import float_dtype, grad
-from symscan.gradient.registry import connections, pullback
+from symscan.gradient.registry import connection_pattern, connections, pullback
 from symscan.gradient.types import grad_undefined, is_null
 from symscan.graph.basic import Constant, Variable
 from symscan.graph.clone import clone_graph, clone_replace
@@ -34,8 +34,8 @@ from symscan.scan.op import Scan
 from symscan.tensor.basic import as_tensor_variable, constant, static_int
 from symscan.tensor.creation import zeros, zeros_like
 from symscan.tensor.elemwise import abs as absolute
-from symscan.tensor.elemwise import add, eq, ge, lt, minimum, switch
-from symscan.tensor.random import GeneratorType, RandomVariable
+from symscan.tensor.elemwise import add, eq, ge, lt, maximum, minimum, switch
+from symscan.tensor.random import GeneratorType
 from symscan.tensor.shape import concatenate, shape, stack
 from symscan.tensor.subtensor import inc_subtensor
 
@@ -52,9 +52,9 @@ def reach(args: ScanArgs) -> dict:
     """For each output entry (by id), the inner inputs its value depends on over any number of
     steps: those its body reads, and those of every state it reads (the closure of Theano's
     connection pattern, GRADIENTS.md §6.11)."""
-    inner = set(args.inner_inputs())
     entries = args.buffered + args.shared
-    direct = {id(e): {v for v in ancestors([e.inner_out]) if v in inner} for e in entries}
+    sources = _connected_inputs(args.inner_inputs(), [e.inner_out for e in entries])
+    direct = {id(e): set(sources.get(e.inner_out, ())) for e in entries}
     owners = _state_inputs(args)
     changed = True
     while changed:
@@ -68,6 +68,18 @@ def reach(args: ScanArgs) -> dict:
     return direct
 
 
+def _connected_inputs(inputs: list, outputs: list) -> dict:
+    """For each variable between ``inputs`` and ``outputs``, the inputs it depends on through
+    connected op inputs (``disconnected_grad`` cuts, as in ``grad``)."""
+    found = {v: frozenset([v]) for v in inputs}
+    for node in toposort(outputs, stop_at=inputs):
+        pattern = connection_pattern(node)
+        for j, out in enumerate(node.outputs):
+            found[out] = frozenset().union(*(found.get(v, frozenset()) for v, row in zip(node.inputs, pattern)
+                                             if row[j]))
+    return found
+
+
 @connections(Scan)
 def scan_connections(node) -> list[list[bool]]:
     args = ScanArgs.from_node(node)
@@ -77,9 +89,12 @@ def scan_connections(node) -> list[list[bool]]:
     def row(inner_vars: list, own=None) -> list[bool]:
         return [e is own or bool(reached[id(e)] & set(inner_vars)) for e in entries]
 
+    read = set().union(*reached.values())
     rows = [[False] * len(entries)]  # n_steps only decides how many rows there are
     rows += [row(s.inner) for s in args.sequences]
-    rows += [row(r.inner_in, r) for r in args.recurrent]
+    # a buffer starts with its initial rows, but those of a state fn never reads leave the
+    # loop only there, where scan() slices them off: disconnected, as in Theano
+    rows += [row(r.inner_in, r if read & set(r.inner_in) else None) for r in args.recurrent]
     rows += [row([s.inner_in], s) for s in args.shared]
     rows += [row([n.inner]) for n in args.non_seqs]
     return rows
@@ -160,7 +175,9 @@ class _Reverse:
             first = args.buffered[0]
             rows = shape(self.node.outputs[0])[0]
             span = first.span if isinstance(first, RecurrentEntry) else 0
-            steps_run = rows - span if span else rows
+            # rows >= span always; the maximum says so to the rewrites (a loop of a negative
+            # step count reverses, so they only rewrite loops whose count is provably >= 0)
+            steps_run = maximum(rows - span, constant(0, dtype=rows.dtype)) if span else rows
         else:
             steps_run = absolute(as_tensor_variable(args.n_steps))
         k = args.truncate_gradient
@@ -301,16 +318,21 @@ class _Reverse:
         return clone_replace(outputs, replace) if replace else outputs
 
     def _replace_unrecordable(self, body: dict, outputs: list) -> list:
-        """Random draws and shared values at step t come from a forward loop that records them."""
-        draws = [body[v] for node in toposort(self.node.op.inner.outputs) if isinstance(node.op, RandomVariable)
-                 for v in node.outputs[1:]]
-        shared = [body[s.inner_in] for s in self.args.shared if not isinstance(s.inner_in.type, GeneratorType)]
+        """Values at step t a recomputation would not reproduce come from a forward loop that
+        records them: shared values, and whatever reads a random generator (a draw, a nested
+        loop that draws). Recorded the same way the forward computes them, from the same inputs."""
+        generators = [s for s in self.args.shared if isinstance(s.inner_in.type, GeneratorType)]
         used = set(ancestors(outputs))
-        needed = [v for v in draws + shared if v in used]
+        needed = [body[s.inner_in] for s in self.args.shared if s not in generators and body[s.inner_in] in used]
+        if generators:
+            for node in toposort(outputs):
+                if any(isinstance(v.type, GeneratorType) for v in node.inputs):
+                    needed += [o for o in node.outputs if not isinstance(o.type, GeneratorType) and o in used]
+        needed = list(dict.fromkeys(needed))
         if not needed:
             return outputs
-        originals = {copy: old for old, copy in body.items()}
-        traces = self._record([originals[v] for v in needed])
+        inverse = {body[v]: v for v in self.node.op.inner.inputs}
+        traces = self._record(clone_replace(needed, inverse))
         replace = {}
         for v, trace in zip(needed, traces):
             rows = trace[self.steps_run - self.steps:self.steps_run][::-1]
