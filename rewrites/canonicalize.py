@@ -12,12 +12,12 @@ from collections.abc import Callable
 import numpy as np
 
 from rewrites.registry import register
-from rewrites.shape_sources import all_ones, same_shape
+from rewrites.shape_sources import all_ones, product_shape, same_shape
 from symscan.graph.basic import Constant, Variable
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
-from symscan.tensor.shape import DimShuffle, dimshuffle
+from symscan.tensor.shape import DimShuffle, dimshuffle, make_vector
 from symscan.tensor.subtensor import Subtensor
 
 
@@ -92,7 +92,19 @@ def _cast_through_a_wider_type(node):
 def _useless_sum_to(node):
     """sum_to(x, like) is x when x has like's shape (a gradient's shape is known to be its input's)."""
     x, like = node.inputs
-    return x if same_shape(x, like) else None
+    return x if not node.op.from_shape and same_shape(x, like) else None
+
+
+def _sum_to_product_shape(node):
+    """sum_to(x, dot(a, b)) reads only the product's shape: take it from a's and b's, so the
+    product is not computed for it (a gradient's loop would recompute it at every step)."""
+    x, like = node.inputs
+    if node.op.from_shape or like.owner is None:
+        return None
+    lengths = product_shape(like)
+    if lengths is None:
+        return None
+    return SumToShape(from_shape=True)(x, make_vector(lengths, dtype="int64"))
 
 
 def _useless_fill(node):
@@ -137,6 +149,7 @@ RULES: list[tuple[Callable, Callable]] = [
     (lambda op: isinstance(op, Subtensor), _full_slice),
     (lambda op: isinstance(op, GradientMarker), lambda node: node.inputs[0]),  # gradients are built by now
     (lambda op: isinstance(op, SumToShape), _useless_sum_to),
+    (lambda op: isinstance(op, SumToShape), _sum_to_product_shape),
     (lambda op: isinstance(op, Elemwise), _useless_fill),
     (lambda op: isinstance(op, Elemwise) and op.name != "second", _fill_operand),
 ]

@@ -9,6 +9,8 @@ from symscan.graph.basic import Variable
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
+from symscan.tensor.math import Dot, MatMul, Outer
+from symscan.tensor.shape import shape
 
 _SAME_SHAPE_OPS = (Elemwise, Cast, GradientMarker)
 
@@ -21,6 +23,8 @@ def shape_source(var: Variable) -> Variable:
         seen += 1
         op, inputs = var.owner.op, var.owner.inputs
         if isinstance(op, SumToShape):
+            if op.from_shape:
+                return var
             var = inputs[1]
             continue
         if not isinstance(op, _SAME_SHAPE_OPS):
@@ -47,3 +51,15 @@ def same_shape(a: Variable, b: Variable) -> bool:
     if None not in a.type.shape and a.type.shape == b.type.shape:
         return True
     return shape_source(a) is shape_source(b)
+
+
+def product_shape(var: Variable) -> list[Variable] | None:
+    """The lengths of a product's result from its operands' shapes (matrix and vector
+    operands), or None for other ops."""
+    op, inputs = var.owner.op, var.owner.inputs
+    if isinstance(op, Outer) and all(v.ndim == 1 for v in inputs):
+        return [shape(inputs[0])[0], shape(inputs[1])[0]]
+    if not isinstance(op, (Dot, MatMul)) or not all(1 <= v.ndim <= 2 for v in inputs):
+        return None
+    a, b = inputs
+    return ([shape(a)[0]] if a.ndim == 2 else []) + ([shape(b)[1]] if b.ndim == 2 else [])

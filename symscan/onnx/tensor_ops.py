@@ -429,9 +429,9 @@ def lower_reshape(ctx: Lowering, node, ins: list[str]) -> list[str]:
 def lower_sum_to_shape(ctx: Lowering, node, ins: list[str]) -> list[str]:
     """Sum over the axes chosen at run time: the leading ones ``like`` lacks, and those where
     ``like`` has length 1 and ``x`` not (``ReduceSum`` with a computed axes input)."""
-    x, like = node.inputs
-    lead = x.ndim - like.ndim
-    like_shape = ctx.op1("Shape", [ins[1]])
+    x = node.inputs[0]
+    lead = x.ndim - node.op.target_ndim(node)
+    like_shape = ins[1] if node.op.from_shape else ctx.op1("Shape", [ins[1]])
     padded = ctx.op1("Concat", [ctx.ints([1] * lead), like_shape], axis=0) if lead else like_shape
     one = ctx.const(np.int64(1))
     mask = ctx.op1("And", [ctx.op1("Equal", [padded, one]),

@@ -21,17 +21,31 @@ from symscan.tensor.basic import as_tensor_variable
 class SumToShape(Op):
     """Sum ``x`` down to the shape of ``like`` (which broadcasts to ``x``'s shape): over the
     leading axes ``like`` does not have, and over the axes where ``like`` has length 1.
-    Inputs: x, like (only its shape is read)."""
+    Inputs: x, like (only its shape is read); with ``from_shape``, like's shape itself (an
+    int64 vector), so that nothing computes ``like`` only for its shape."""
+
+    from_shape: bool = False
 
     def make_node(self, x, like) -> Apply:
         x, like = as_tensor_variable(x), as_tensor_variable(like)
-        if like.ndim > x.ndim:
+        if self.from_shape:
+            from symscan.tensor.shape import static_entries
+
+            ndim, shape = like.type.shape[0], tuple(static_entries(like))
+        else:
+            ndim, shape = like.ndim, like.type.shape
+        if ndim is None or ndim > x.ndim:
             raise ValueError(f"sum_to: {describe(like)} has more dimensions than {describe(x)}")
-        return Apply(self, [x, like], [TensorType(x.dtype, like.type.shape)])
+        return Apply(self, [x, like], [TensorType(x.dtype, shape)])
+
+    def target_ndim(self, node: Apply) -> int:
+        like = node.inputs[1]
+        return like.type.shape[0] if self.from_shape else like.ndim
 
     def perform(self, node, inputs):
         x, like = np.asarray(inputs[0]), inputs[1]
-        return [sum_to_shape(x, np.shape(like))]
+        shape = tuple(int(n) for n in like) if self.from_shape else np.shape(like)
+        return [sum_to_shape(x, shape)]
 
     def __str__(self) -> str:
         return "SumToShape"
