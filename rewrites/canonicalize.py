@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rewrites.registry import register
-from rewrites.shape_sources import all_ones, product_shape, same_shape
+from rewrites.shape_sources import all_ones, computed_shape, same_shape
 from symscan.graph.basic import Constant, Variable
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Cast, Elemwise
@@ -95,13 +95,14 @@ def _useless_sum_to(node):
     return x if not node.op.from_shape and same_shape(x, like) else None
 
 
-def _sum_to_product_shape(node):
-    """sum_to(x, dot(a, b)) reads only the product's shape: take it from a's and b's, so the
-    product is not computed for it (a gradient's loop would recompute it at every step)."""
+def _sum_to_computed_shape(node):
+    """sum_to(x, like) reads only like's shape: take it from cheaper variables where the graph
+    shows how (``dot(a, b)``'s from a's and b's), so like is not computed for its shape alone
+    (a gradient's loop would recompute the forward products at every step)."""
     x, like = node.inputs
-    if node.op.from_shape or like.owner is None:
+    if node.op.from_shape or like.ndim == 0 or like.owner is None or isinstance(like.owner.op, (Subtensor, DimShuffle)):
         return None
-    lengths = product_shape(like)
+    lengths = computed_shape(like)
     if lengths is None:
         return None
     return SumToShape(from_shape=True)(x, make_vector(lengths, dtype="int64"))
@@ -149,7 +150,7 @@ RULES: list[tuple[Callable, Callable]] = [
     (lambda op: isinstance(op, Subtensor), _full_slice),
     (lambda op: isinstance(op, GradientMarker), lambda node: node.inputs[0]),  # gradients are built by now
     (lambda op: isinstance(op, SumToShape), _useless_sum_to),
-    (lambda op: isinstance(op, SumToShape), _sum_to_product_shape),
+    (lambda op: isinstance(op, SumToShape), _sum_to_computed_shape),
     (lambda op: isinstance(op, Elemwise), _useless_fill),
     (lambda op: isinstance(op, Elemwise) and op.name != "second", _fill_operand),
 ]

@@ -17,6 +17,7 @@ from symscan.graph.basic import Constant, SharedVariable
 from symscan.graph.fg import OUTPUT
 from symscan.scan.checks import AfterChecks, CheckRowShape, CheckSequenceLength, CheckStepShape, InitialRows
 from symscan.scan.op import Scan
+from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.math import Dot
@@ -24,9 +25,9 @@ from symscan.tensor.shape import DimShuffle, Flatten, Reshape, SpecifyShape
 from symscan.tensor.subtensor import Subtensor
 
 VIEW_OPS = (DimShuffle, Subtensor, Reshape, Flatten, SpecifyShape, CheckSequenceLength, CheckRowShape, InitialRows,
-            CheckStepShape, AfterChecks, GradientMarker)
+            CheckStepShape, AfterChecks, GradientMarker, SumToShape)
 """Ops whose output may be a view of their first input (numpy returns views for these; the
-checks pass their input through, InitialRows slices it)."""
+checks pass their input through, InitialRows slices it, sum_to returns an unbroadcast input)."""
 
 
 def _overwritable(fgraph, node, position: int) -> bool:

@@ -6,11 +6,13 @@ and ``sum_to`` steps that this proves useless (``canonicalize`` removes them).""
 from __future__ import annotations
 
 from symscan.graph.basic import Variable
+from symscan.tensor.basic import constant
 from symscan.tensor.broadcast import SumToShape
-from symscan.tensor.elemwise import Cast, Elemwise
+from symscan.tensor.elemwise import Cast, Elemwise, maximum
 from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.math import Dot, MatMul, Outer
-from symscan.tensor.shape import shape
+from symscan.tensor.shape import DimShuffle, shape
+from symscan.tensor.subtensor import Subtensor
 
 _SAME_SHAPE_OPS = (Elemwise, Cast, GradientMarker)
 
@@ -53,13 +55,51 @@ def same_shape(a: Variable, b: Variable) -> bool:
     return shape_source(a) is shape_source(b)
 
 
-def product_shape(var: Variable) -> list[Variable] | None:
-    """The lengths of a product's result from its operands' shapes (matrix and vector
-    operands), or None for other ops."""
-    op, inputs = var.owner.op, var.owner.inputs
-    if isinstance(op, Outer) and all(v.ndim == 1 for v in inputs):
-        return [shape(inputs[0])[0], shape(inputs[1])[0]]
-    if not isinstance(op, (Dot, MatMul)) or not all(1 <= v.ndim <= 2 for v in inputs):
+def computed_shape(var: Variable, depth: int = 0) -> list[Variable] | None:
+    """``var``'s lengths as expressions of cheaper variables' shapes (static lengths, the
+    operands of products, elementwise ops and dimshuffles; inputs and views read as they are),
+    so that whoever needs only the shape does not compute ``var``; None when unknown."""
+    if var.owner is None or isinstance(var.owner.op, (Subtensor, DimShuffle)) and var.owner.inputs[0].owner is None:
+        return [constant(n, dtype="int64") if n is not None else shape(var)[i] for i, n in enumerate(var.type.shape)]
+    if depth > 16:
         return None
-    a, b = inputs
-    return ([shape(a)[0]] if a.ndim == 2 else []) + ([shape(b)[1]] if b.ndim == 2 else [])
+    op, inputs = var.owner.op, var.owner.inputs
+    operands = [computed_shape(v, depth + 1) for v in inputs] if isinstance(op, (Elemwise, Cast, Dot, MatMul,
+                                                                                 Outer, DimShuffle)) else None
+    if operands is None or any(o is None for o in operands):
+        return None
+    if isinstance(op, DimShuffle):
+        lengths = [constant(1, dtype="int64") if axis == "x" else operands[0][axis] for axis in op.new_order]
+    elif isinstance(op, (Elemwise, Cast)):
+        lengths = _broadcast_lengths(var, inputs, operands)
+    else:
+        lengths = _product_lengths(op, inputs, operands)
+    if lengths is None:
+        return None
+    return [constant(n, dtype="int64") if n is not None else length for n, length in zip(var.type.shape, lengths)]
+
+
+def _broadcast_lengths(var: Variable, inputs: list, operands: list) -> list:
+    """Each axis: the length of the operands that have it (not statically 1), their maximum."""
+    lengths = []
+    for axis in range(var.ndim):
+        found = []
+        for v, lens in zip(inputs, operands):
+            k = axis - (var.ndim - v.ndim)
+            if k >= 0 and v.type.shape[k] != 1:
+                found.append(lens[k])
+        length = found[0] if found else constant(1, dtype="int64")
+        for other in found[1:]:
+            length = maximum(length, other)
+        lengths.append(length)
+    return lengths
+
+
+def _product_lengths(op, inputs: list, operands: list) -> list | None:
+    """A product's lengths from its (matrix or vector) operands'."""
+    if isinstance(op, Outer):
+        return [operands[0][0], operands[1][0]] if all(v.ndim == 1 for v in inputs) else None
+    if not all(1 <= v.ndim <= 2 for v in inputs):
+        return None
+    (a, b), (la, lb) = inputs, operands
+    return ([la[0]] if a.ndim == 2 else []) + ([lb[1]] if b.ndim == 2 else [])

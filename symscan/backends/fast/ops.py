@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from symscan.backends.fast.codegen import Codegen, emit_perform, emits, scalar_results
 from symscan.scan.checks import AfterChecks
+from symscan.tensor.broadcast import SumToShape, sum_to_shape
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
 from symscan.tensor.math import Dot, Reduce
-from symscan.tensor.shape import SpecifyShape, check_specified_shape
+from symscan.tensor.shape import MakeVector, Shape, SpecifyShape, check_specified_shape
 from symscan.tensor.subtensor import INT, NONE, Subtensor
 
 OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "//", "mod": "%",
@@ -160,3 +161,21 @@ def elemwise_namespace() -> dict[str, object]:
 @emits(AfterChecks)
 def emit_after_checks(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
     gen.line(f"{outs[0]} = {ins[0]}")  # the checks are the other inputs, computed before this line
+
+
+@emits(SumToShape)
+def emit_sum_to_shape(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """``x`` itself when it has the target shape (the usual case: nothing was broadcast)."""
+    fn = gen.bind(sum_to_shape, "sum_to_shape")
+    target = f"tuple({ins[1]}.tolist())" if node.op.from_shape else f"np.shape({ins[1]})"
+    gen.line(f"{outs[0]} = {ins[0]} if np.shape({ins[0]}) == {target} else {fn}(np.asarray({ins[0]}), {target})")
+
+
+@emits(Shape)
+def emit_shape(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    gen.line(f"{outs[0]} = np.array(np.shape({ins[0]}), dtype=np.int64)")
+
+
+@emits(MakeVector)
+def emit_make_vector(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    gen.line(f"{outs[0]} = np.array([{', '.join(ins)}], dtype=np.{node.op.dtype}).reshape({len(ins)})")
