@@ -132,6 +132,24 @@ def _fill_operand(node):
     return None
 
 
+def _fill_sink(node):
+    """second(a, k) op c, with k and c of length-1 axes only, is second(a, k op c): the scalar
+    work moves inside the fill, where constant folding and ``_fill_operand`` can finish it
+    (gradient graphs fill a seed of ones, then scale it)."""
+    ndim = node.outputs[0].ndim
+    for position, operand in enumerate(node.inputs):
+        fill = operand.owner
+        if fill is None or fill.op != Elemwise("second") or not all_ones(fill.inputs[1]) or operand.ndim != ndim:
+            continue
+        others = [v for i, v in enumerate(node.inputs) if i != position]
+        if not all(all_ones(v) and v.ndim <= ndim for v in others):
+            return None
+        inputs = list(node.inputs)
+        inputs[position] = fill.inputs[1]
+        return Elemwise("second")(fill.inputs[0], Elemwise(node.op.name)(*inputs))
+    return None
+
+
 def _full_slice(node):
     full = all(entry[0] == "slice" and not any(entry[1:]) for entry in node.op.spec)
     return node.inputs[0] if full else None
@@ -153,6 +171,7 @@ RULES: list[tuple[Callable, Callable]] = [
     (lambda op: isinstance(op, SumToShape), _sum_to_computed_shape),
     (lambda op: isinstance(op, Elemwise), _useless_fill),
     (lambda op: isinstance(op, Elemwise) and op.name != "second", _fill_operand),
+    (lambda op: isinstance(op, Elemwise) and op.name not in ("second", "switch"), _fill_sink),
 ]
 
 

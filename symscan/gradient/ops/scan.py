@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from symscan.gradient.grad import float_dtype, grad
 from symscan.gradient.registry import connection_pattern, connections, pullback
 from symscan.gradient.types import grad_undefined, is_null
@@ -33,11 +35,11 @@ from symscan.scan.args import NitSotEntry, NonSeqEntry, RecurrentEntry, ScanArgs
 from symscan.scan.op import Scan
 from symscan.tensor.basic import as_tensor_variable, constant, static_int
 from symscan.tensor.creation import zeros, zeros_like
+from symscan.tensor.elemwise import Elemwise, add, eq, ge, lt, maximum, minimum, switch
 from symscan.tensor.elemwise import abs as absolute
-from symscan.tensor.elemwise import add, eq, ge, lt, maximum, minimum, switch
 from symscan.tensor.random import GeneratorType
 from symscan.tensor.shape import concatenate, shape, stack
-from symscan.tensor.subtensor import inc_subtensor
+from symscan.tensor.subtensor import IncSubtensor, inc_subtensor
 
 
 # ---------------------------------------------------------------------------- connections
@@ -392,6 +394,8 @@ class _Reverse:
         for ``placeholder`` (a value to read instead of recompute)."""
         if new:
             placeholder = placeholder.type.make_variable(name=label)
+        elif placeholder.name is None:  # a copy of the forward's input, named for dprint and draw
+            placeholder.name = label
         self.sequences.append(_Residual(placeholder, rows, label))
         return placeholder
 
@@ -414,9 +418,22 @@ class _Reverse:
         return buffer[start + self.steps_run - self.steps:start + self.steps_run][::-1]
 
     def _cotangent_rows(self, e) -> Variable:
+        steps = self._given_parts(e)[1]
+        return steps[self.steps_run - self.steps:self.steps_run][::-1]
+
+    def _given_parts(self, e) -> tuple[Variable | None, Variable]:
+        """The cotangent given on an output's buffer, split: its initial rows (None: zero) and
+        its steps. scan() slices the initial rows off, so the cotangent usually arrives as
+        ``inc_subtensor(zeros_like(buffer)[span:], g)``: then the steps' is g itself."""
         g = self.given[id(e)]
-        start = e.span if isinstance(e, RecurrentEntry) else 0
-        return g[start + self.steps_run - self.steps:start + self.steps_run][::-1]
+        if not isinstance(e, RecurrentEntry):
+            return None, g
+        node = g.owner
+        if (node is not None and isinstance(node.op, IncSubtensor) and not node.op.set_instead_of_inc
+                and node.op.spec == (("slice", True, False, False),) and static_int(node.inputs[2]) == e.span
+                and _is_zeros(node.inputs[0]) and node.inputs[1].ndim == g.ndim):
+            return None, node.inputs[1]
+        return g[:e.span], g[e.span:]
 
     def _sequence_rows(self, s: SequenceEntry, tap: int) -> Variable:
         """The elements tap ``tap`` reads at steps T-1 .. T-K (backward order)."""
@@ -466,8 +483,8 @@ class _Reverse:
         """The initial rows' cotangent: given on the buffer's first rows, plus what the
         backpropagated steps sent to them."""
         parts = []
-        if id(e) in self.given:
-            direct = self.given[id(e)][:e.span]
+        direct = self._given_parts(e)[0] if id(e) in self.given else None
+        if direct is not None:
             parts.append(direct[0] if e in self.args.sit_sot else direct)
         if carried is not None:
             if self.args.truncate_gradient > 0:
@@ -544,3 +561,11 @@ def _shift_window(carried: Variable, tap_grads: list, span: int) -> Variable:
                 value = g if value is None else add(value, g)
         new_rows.append(value if value is not None else zeros_like(row))
     return stack(new_rows)
+
+
+def _is_zeros(var: Variable) -> bool:
+    """``zeros_like(x)`` (a fill of 0) or a constant of zeros."""
+    node = var.owner
+    if node is not None and node.op == Elemwise("second"):
+        var = node.inputs[1]
+    return isinstance(var, Constant) and not np.any(var.data)
