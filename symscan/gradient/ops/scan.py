@@ -148,7 +148,7 @@ class _Reverse:
         self.backwards = self._direction()
         self.active = self._active_states()
         body = self._clone_body()
-        self.cot = self._cotangent_placeholders()
+        self.cot, self.totals = self._cotangent_placeholders(), {}
         known = self._known_grads(body)
         wrt = self._wrt(body)
         grads = grad(None, wrt, known_grads=known, disconnected_inputs="ignore", return_disconnected="None",
@@ -158,14 +158,17 @@ class _Reverse:
         if self.undefined is None:  # undefined through a state: undefined for every input
             null = next(g for g in grads if is_null(g))
             return [None] + [null] * (len(self.node.inputs) - 1)
+        recurrences = self._cotangent_recurrences(body, by_input)
         carries, emitted = self._carry_updates(body, by_input), self._emitted(body, by_input)
-        outputs = [c.new for c in carries] + [g for _, g in emitted]
+        outputs = [c.new for c in carries] + [g for _, g in emitted] + [r.new for r in recurrences]
+        if recurrences:
+            outputs = clone_replace(outputs, {self.totals[id(r.entry)]: r.new for r in recurrences})
         outputs = self._replace_recomputed(body, outputs)
         outputs = self._replace_unrecordable(body, outputs)
-        for c, new in zip(carries, outputs):
+        for c, new in zip(carries + recurrences, outputs[:len(carries)] + outputs[len(outputs) - len(recurrences):]):
             c.new = new
         emitted = [(key, new) for (key, _), new in zip(emitted, outputs[len(carries):])]
-        finals, rows = self._run(body, carries, emitted)
+        finals, rows = self._run(body, carries, emitted, recurrences)
         return self._outer_gradients(carries, finals, [key for key, _ in emitted], rows)
 
     # ------------------------------------------------------------------ counts and direction
@@ -263,6 +266,7 @@ class _Reverse:
             if not parts:
                 continue
             total = parts[0] if len(parts) == 1 else add(*parts)
+            self.totals[id(e)] = total
             out = body[e.inner_out]
             known[out] = add(known[out], total) if out in known else total
         return known
@@ -281,6 +285,8 @@ class _Reverse:
         sum of each non-sequence's gradient."""
         carries = []
         for e in self.active:
+            if id(e) in self.linear:
+                continue
             carried = self.cot[id(e)]["carried"]
             if isinstance(e, RecurrentEntry):
                 new = _shift_window(carried, [(tap, by_input.get(body[v])) for tap, v in zip(e.taps, e.inner_in)],
@@ -295,6 +301,52 @@ class _Reverse:
             total = g.type.make_variable(name=f"d{n.label or 'non-sequence'} sum")
             carries.append(_Carry(n, total, add(total, g)))
         return carries
+
+    def _cotangent_recurrences(self, body: dict, by_input: dict) -> list:
+        """Mit-sots whose taps send back a fixed linear function of the cotangent (a linear
+        recurrence: the same at every step, reading nothing else per step): their total
+        cotangent z is a mit-sot of the reverse loop, z_s = given_s + sum_tap f_tap(z_(s+tap)),
+        a form the vectorize rewrites recognise, instead of a carried window."""
+        self.linear = {}
+        if self.args.truncate_gradient > 0:
+            return []
+        fixed = {body[n.inner] for n in self.args.non_seqs}
+        recurrences = []
+        for e in self.active:
+            if not isinstance(e, RecurrentEntry) or _window(e) == 1:
+                continue
+            total, grads = self.totals[id(e)], [by_input.get(body[v]) for v in e.inner_in]
+            present = [g for g in grads if g is not None]
+            roots = set(graph_inputs(present, stop_at=[total]))
+            if not present or not roots <= fixed | {total} | {r for r in roots if isinstance(r, Constant)}:
+                continue
+            taps = [total.type.make_variable(name=f"d{e.label or 'output'}[s{tap:+d}]") for tap in e.taps]
+            new = self.cot[id(e)].get("given")
+            for tap_var, g in zip(taps, grads):
+                if g is not None:
+                    term = clone_replace([g], {total: tap_var})[0]
+                    new = term if new is None else add(new, term)
+            self.linear[id(e)] = (e, grads, total)
+            recurrences.append(_Carry(e, taps, new))
+        return recurrences
+
+    def _recurrence_final(self, e: RecurrentEntry, buffer: Variable) -> Variable:
+        """What the forward's first steps sent to the initial rows: row i gets f_tap(z at step
+        t = i - span - tap) for t >= 0; z at step t is the buffer's row -(t + 1) (its initial
+        rows are zeros, so steps that did not run add nothing: f_tap is linear)."""
+        _, grads, total = self.linear[id(e)]
+        outer = {body_inner: n.outer for n, body_inner in self._non_seq_copies}
+        rows = []
+        for i in range(e.span):
+            value = None
+            for tap, g in zip(e.taps, grads):
+                step = i - e.span - tap
+                if g is None or step < 0:
+                    continue
+                term = clone_replace([g], {total: buffer[-(step + 1)], **outer})[0]
+                value = term if value is None else add(value, term)
+            rows.append(value if value is not None else zeros_like(buffer[0]))
+        return stack(rows)
 
     def _emitted(self, body: dict, by_input: dict) -> list:
         """The gradient of each sequence tap at step t: ((sequence, tap), value)."""
@@ -350,20 +402,27 @@ class _Reverse:
         return recorder.outputs[first:first + len(inner_vars)]
 
     # ------------------------------------------------------------------ the reverse loop
-    def _run(self, body: dict, carries: list, emitted: list):
+    def _run(self, body: dict, carries: list, emitted: list, recurrences: list):
         """Make the reverse Scan; the final value of each carry and the rows of each emitted output."""
         reverse = ScanArgs(n_steps=self.steps, name=f"grad_of_{self.args.name or 'scan'}")
+        for r in recurrences:
+            init = zeros_like(r.entry.outer_init[:r.entry.span], dtype=r.new.dtype)
+            reverse.mit_sot.append(RecurrentEntry(init, r.placeholder, r.new, r.entry.taps,
+                                                  label=f"d{r.entry.label or 'output'}"))
         for c in carries:
             reverse.sit_sot.append(RecurrentEntry(self._carry_init(c), [c.placeholder], c.new, (-1,),
                                                   label=c.placeholder.name))
         for (s, tap), g in emitted:
             reverse.nit_sot.append(NitSotEntry(g, label="d" + _tap_label(s.label or "sequence", tap)))
-        roots = set(graph_inputs([c.new for c in carries] + [g for _, g in emitted]))
+        roots = set(graph_inputs([c.new for c in carries + recurrences] + [g for _, g in emitted]))
         self._add_inputs(body, reverse, roots)
         reverse.check()
         loop = reverse.to_node()
-        finals = [out[-1] for out in loop.outputs[:len(carries)]]
-        rows = loop.outputs[len(carries):]
+        first = len(recurrences)
+        self.recurrence_finals = {id(r.entry): self._recurrence_final(r.entry, out)
+                                  for r, out in zip(recurrences, loop.outputs[:first])}
+        finals = [out[-1] for out in loop.outputs[first:first + len(carries)]]
+        rows = loop.outputs[first + len(carries):]
         return finals, rows
 
     def _add_inputs(self, body: dict, reverse: ScanArgs, roots: set) -> None:
@@ -385,6 +444,7 @@ class _Reverse:
         for r in self.sequences:
             if r.placeholder in roots:
                 reverse.sequences.append(SequenceEntry(r.rows, [r.placeholder], (0,), r.label))
+        self._non_seq_copies = [(n, body[n.inner]) for n in args.non_seqs]
         for n in args.non_seqs:
             if body[n.inner] in roots:
                 reverse.non_seqs.append(NonSeqEntry(n.outer, body[n.inner], n.label))
@@ -458,6 +518,7 @@ class _Reverse:
     def _outer_gradients(self, carries: list, finals: list, emitted_keys: list, rows: list) -> list:
         args = self.args
         final = {id(c.entry): f for c, f in zip(carries, finals)}
+        final.update(self.recurrence_finals)
         final.update(self.undefined)
         complete = eq(self.steps, self.steps_run) if args.truncate_gradient > 0 else None
         result = [None]
