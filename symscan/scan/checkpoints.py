@@ -36,9 +36,9 @@ class ScanCheckpointsError(ValueError, RuntimeError):
     ``RuntimeError`` as Theano raised for taps)."""
 
 
-def scan_checkpoints(fn: Callable, sequences=None, outputs_info=None, non_sequences=None,
-                     name: str = "checkpointscan_fn", n_steps=None, save_every_N: int = 10,
-                     padding: bool = True, *, no_padding: bool | None = None):
+def scan_checkpoints(fn: Callable, sequences=None, outputs_info=None, non_sequences=None, n_steps=None,
+                     save_every_N: int = 10, padding: bool = True, *, name: str = "checkpointscan_fn",
+                     no_padding: bool | None = None):
     """Theano's ``scan_checkpoints``: ``scan`` that stores one state every ``save_every_N`` steps.
 
     ``fn``, ``sequences``, ``outputs_info``, ``non_sequences`` and ``n_steps`` mean what they

@@ -141,7 +141,8 @@ def test_fn_updates_run_once_per_step(mode):
 def test_theano_namespace():
     from symscan.scan import scan_checkpoints
 
-    assert theano.scan_checkpoints is ss.scan_checkpoints is scan_checkpoints
+    assert ss.scan_checkpoints is scan_checkpoints
+    assert theano.scan_checkpoints is theano.scan_module.scan_checkpoints  # Theano's argument order
 
 
 # ---------------------------------------------------------------------------- errors
@@ -288,3 +289,13 @@ def test_memory_benchmark_smoke():
 
     result = run(n=200, k=1000, every=10, mode="fast")
     assert 0 < result["checkpoints_bytes"] < result["plain_bytes"] / 2
+
+
+def test_positional_arguments_follow_api_md_and_theano():
+    """ss's order is API.md's (n_steps fifth); theano's puts name before n_steps, as Theano 1.0."""
+    A = T.vector("A")
+    ours, _ = ss.scan_checkpoints(lambda p, A: p * A, None, T.ones_like(A), [A], 6, 4)
+    theirs, _ = theano.scan_checkpoints(lambda p, A: p * A, None, T.ones_like(A), [A], "power", 6, 4)
+    f = ss.function([A], [ours[-1], theirs[-1]], mode="py")
+    a = np.array([1.5, -0.5])
+    np.testing.assert_allclose(f(a), [a ** 6, a ** 6])

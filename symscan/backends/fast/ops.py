@@ -7,7 +7,7 @@ from symscan.scan.checks import AfterChecks
 from symscan.tensor.broadcast import SumToShape, sum_to_shape
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
 from symscan.tensor.math import Dot, Reduce
-from symscan.tensor.shape import MakeVector, Shape, SpecifyShape, check_specified_shape
+from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape, check_specified_shape
 from symscan.tensor.subtensor import INT, NONE, Subtensor
 
 OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "//", "mod": "%",
@@ -179,3 +179,26 @@ def emit_shape(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
 @emits(MakeVector)
 def emit_make_vector(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
     gen.line(f"{outs[0]} = np.array([{', '.join(ins)}], dtype=np.{node.op.dtype}).reshape({len(ins)})")
+
+
+@emits(DimShuffle)
+def emit_dimshuffle(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """A transposed view with axes inserted by indexing; dropping axes (checked) stays generic."""
+    op = node.op
+    if op.dropped:
+        emit_perform(gen, node, ins, outs)
+        return
+    kept = [a for a in op.new_order if a != "x"]
+    value = f"np.asarray({ins[0]})"
+    if kept != sorted(kept):
+        value += f".transpose({tuple(kept)})"
+    if "x" in op.new_order:
+        value += "[" + ", ".join("None" if a == "x" else ":" for a in op.new_order) + ",]"
+    gen.line(f"{outs[0]} = {value}")
+
+
+@emits(Join)
+def emit_join(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    dtype = node.outputs[0].dtype
+    cast = "" if all(v.dtype == dtype for v in node.inputs) else f".astype(np.{dtype}, copy=False)"
+    gen.line(f"{outs[0]} = np.concatenate([{', '.join(ins)}], axis={node.op.axis}){cast}")
