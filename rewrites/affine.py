@@ -39,6 +39,7 @@ class AffineForm:
 
 def affine_form(out: Variable, past: dict[Variable, int]) -> AffineForm:
     """``out`` as an affine function of the past values ``past`` ({inner input: lag})."""
+    _check_affine_path(out, set(past))  # most bodies fail here, before sympy is imported
     import sympy
 
     xs = {var: sympy.Symbol(f"x_{lag}") for var, lag in past.items()}
@@ -52,6 +53,36 @@ def affine_form(out: Variable, past: dict[Variable, int]) -> AffineForm:
         coefficients[lag] = derivative
     forcing = expr.subs({x: 0 for x in xs.values()})
     return AffineForm(coefficients, forcing, converter.leaves)
+
+
+def _check_affine_path(out: Variable, state: set) -> None:
+    """Raise NotAffine when the state reaches ``out`` through a non-affine op, or through a
+    product or quotient of two state-dependent values (checked without sympy)."""
+    depends: dict = {v: True for v in state}
+    stack = [out]
+    while stack:
+        var = stack[-1]
+        if var in depends:
+            stack.pop()
+            continue
+        node = var.owner
+        if node is None:
+            depends[var] = False
+            stack.pop()
+            continue
+        pending = [v for v in node.inputs if v not in depends]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        flags = [depends[v] for v in node.inputs]
+        depends[var] = any(flags)
+        if not any(flags):
+            continue
+        if not isinstance(node.op, Elemwise) or node.op.name not in AFFINE_OPS:
+            raise NotAffine(f"the state goes through {node.op}, which is not an elementwise affine op")
+        if (node.op.name == "mul" and sum(flags) > 1) or (node.op.name == "true_div" and flags[1]):
+            raise NotAffine(f"{node.op} of values that both depend on the state")
 
 
 class _Converter:
