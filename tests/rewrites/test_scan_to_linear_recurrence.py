@@ -328,9 +328,9 @@ def _declining(case):
 
 
 DECLINES = {
-    "x * x": "its derivative by the value at t-1 is 2*x_1, which depends on the state",
+    "x * x": "Elemwise{mul} of values that both depend on the state",
     "x * tanh(x)": "the state goes through Elemwise{tanh}",
-    "a x1 x2": "which depends on the state",
+    "a x1 x2": "both depend on the state",
     "runtime coefficient with two lags": "with more than one past value the coefficients must be numbers",
     "float32": "in float32 the loop rounds at every step",
     "until": "a while loop (until)",
