@@ -11,6 +11,7 @@ from rewrites import (  # noqa: F401
     inplace,
     merge,
     merge_inouts,
+    push_out_dot_sum,
     push_out_non_seq,
     push_out_output,
     push_out_seq,

@@ -207,7 +207,7 @@ def test_a_map_with_symbolic_n_steps_needs_no_loop(scan_rw, rng):
 def test_a_map_that_copies_a_sequence_element_needs_no_loop(scan_rw, rng):
     """A nit-sot that returns a sequence element (a gradient's loop leaves such maps) is the
     aligned sequence: backwards and with taps too."""
-    X, n = T.matrix("X"), T.lscalar("n")
+    X = T.matrix("X")
     out, _ = ss.scan(lambda a, b: [b, a * 2], sequences=dict(input=X, taps=[-1, 1]), go_backwards=True)
     values = [[rng.normal(size=(k, 3))] for k in (2, 3, 6)]
     f = scan_rw.check([X], out, RULE, *values)

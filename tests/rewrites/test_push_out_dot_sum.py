@@ -1,0 +1,82 @@
+"""push_out_dot_sum: acc + dot(a_t, b_t) read only at its end becomes one product after the loop."""
+
+import numpy as np
+import pytest
+
+import symscan as ss
+import symscan.tensor as T
+from symscan.scan.args import ScanArgs
+from symscan.tensor.math import Dot
+
+RULE = ["push_out_dot_sum"]
+
+
+def _weight_sum(n_steps=None):
+    """sum_t x_t^T (x_t W): a gradient-like accumulation of outer products (x_t a row block)."""
+    X, W, acc0 = T.tensor3("X"), T.matrix("W"), T.matrix("acc0")
+    acc, _ = ss.scan(lambda x, acc, W: acc + T.dot(x.T, T.tanh(T.dot(x, W))), sequences=X, outputs_info=acc0,
+                     non_sequences=W, n_steps=n_steps)
+    return [X, W, acc0], acc
+
+
+def _values(rng, steps):
+    return [rng.normal(size=(steps, 4, 3)), rng.normal(size=(3, 2)), rng.normal(size=(3, 2))]
+
+
+def test_a_sum_of_products_read_at_its_end_leaves_the_loop(scan_rw, rng):
+    """The accumulator goes; the loop emits the two factors; one Dot after the loop."""
+    inputs, acc = _weight_sum()
+    f = scan_rw.check(inputs, acc[-1], RULE, *[_values(rng, k) for k in (1, 5, 7)])
+    node, args = scan_rw.only_scan(f)
+    assert args.sit_sot == [] and len(args.nit_sot) == 2
+    assert [r for r in scan_rw.records(f, "push_out_dot_sum")]
+    outer_dots = [n for n in f.fgraph.apply_nodes if isinstance(n.op, Dot)]
+    assert len(outer_dots) == 1 and outer_dots[0].outputs[0].ndim == 2
+
+
+def test_zero_steps(scan_rw, rng):
+    """No step: the raw buffer's last row is acc0 (a gradient's carried sum reads it so), while
+    scan()'s output[-1] stays an IndexError; the factors' row shapes are unknown then."""
+    n = T.lscalar("n")
+    inputs, acc = _weight_sum(n_steps=n)
+    buffer = acc.owner.inputs[0]  # scan() slices the initial row off the loop's buffer
+    f = scan_rw.compile(inputs + [n], [buffer[-1]], RULE)
+    assert scan_rw.records(f, "push_out_dot_sum")
+    values = _values(rng, 3)
+    np.testing.assert_allclose(f(*values, 0)[0], values[2])
+    np.testing.assert_allclose(f(*values, 3)[0], ss.function(inputs + [n], acc[-1], mode="py")(*values, 3))
+    g = scan_rw.compile(inputs + [n], acc[-1], RULE)
+    assert scan_rw.records(g, "push_out_dot_sum")
+    with pytest.raises(IndexError):
+        g(*values, 0)
+
+
+def test_declines_when_every_step_is_read(scan_rw, rng):
+    """acc's history is an output: the loop keeps it."""
+    inputs, acc = _weight_sum()
+    f = scan_rw.check(inputs, [acc[-1], acc.sum()], RULE, _values(rng, 4))
+    _, args = scan_rw.only_scan(f)
+    assert len(args.sit_sot) == 1
+
+
+def test_declines_when_the_body_reads_the_sum(scan_rw, rng):
+    """A factor reading acc is not a sum of independent products."""
+    X, acc0 = T.tensor3("X"), T.matrix("acc0")
+    acc, _ = ss.scan(lambda x, acc: acc + T.dot(x.T, T.dot(x, acc)), sequences=X, outputs_info=acc0)
+    f = scan_rw.check([X, acc0], acc[-1], RULE, [rng.normal(size=(3, 4, 3)), rng.normal(size=(3, 3))], rtol=1e-10)
+    _, args = scan_rw.only_scan(f)
+    assert len(args.sit_sot) == 1
+
+
+def test_mismatched_factors_still_raise(scan_rw, rng):
+    """A product that cannot be computed is an error with the rule too (at the end, not step 0)."""
+    inputs, acc = _weight_sum()
+    f = scan_rw.compile(inputs, acc[-1], RULE)
+    bad = [rng.normal(size=(2, 4, 3)), rng.normal(size=(5, 2)), rng.normal(size=(3, 2))]
+    for g in (f, ss.function(inputs, acc[-1], mode="py")):
+        try:
+            g(*bad)
+        except ValueError:
+            continue
+        raise AssertionError("expected a ValueError")
+    assert ScanArgs  # (imported for readers of this file: the entries are ScanArgs')
