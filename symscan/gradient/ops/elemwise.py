@@ -18,7 +18,22 @@ from symscan.gradient.grad import float_dtype
 from symscan.gradient.registry import pullback
 from symscan.tensor.broadcast import sum_to
 from symscan.tensor.creation import zeros_like
-from symscan.tensor.elemwise import Cast, Elemwise, cast, cos, eq, exp, floor_div, log, sigmoid, sign, sin, switch
+from symscan.tensor.elemwise import (
+    Cast,
+    Elemwise,
+    cast,
+    cos,
+    eq,
+    exp,
+    floor_div,
+    ge,
+    le,
+    log,
+    sigmoid,
+    sign,
+    sin,
+    switch,
+)
 
 ZERO = "zero"
 """A rule's gradient for an input on which the output depends with derivative zero."""
@@ -60,8 +75,10 @@ ELEMWISE_PULLBACKS = {
     "mod": lambda g, out, x, y: [g, -g * floor_div(x, y)],  # x % y == x - (x // y) * y
     "pow": _pow,
     # To the argument that is the result; at a tie, to both (Theano's rule).
-    "maximum": lambda g, out, x, y: [g * eq(out, x), g * eq(out, y)],
-    "minimum": lambda g, out, x, y: [g * eq(out, x), g * eq(out, y)],
+    # the operands compared with each other, not with the output: inside a gradient's loop the
+    # output is the forward's saved value and the operands are recomputed (they may round apart)
+    "maximum": lambda g, out, x, y: [g * ge(x, y), g * ge(y, x)],
+    "minimum": lambda g, out, x, y: [g * le(x, y), g * le(y, x)],
     "logaddexp": lambda g, out, x, y: [g * exp(x - out), g * exp(y - out)],
     "second": lambda g, out, x, y: [ZERO, g],
     "switch": lambda g, out, cond, a, b: [ZERO, switch(cond, g, 0), switch(cond, 0, g)],

@@ -127,7 +127,9 @@ def reduce_pullback(node, cotangents):
         count = max(count, 1) if isinstance(count, int) else cast(maximum(count, 1), g.dtype)
         return [second(x, true_div(g_kept, count))]
     if op.kind in ("max", "min"):
-        out = node.outputs[0] if op.keepdims else with_reduced_axes(node.outputs[0], axes, x.ndim)
+        # the extremum of x itself, not the node's output: inside a gradient's loop that is the
+        # forward's saved value while x is recomputed (merge makes them one node elsewhere)
+        out = Reduce(op.kind, op.axis, True)(x)
         return [g_kept * eq(x, out)]  # every tied extremum gets the whole cotangent, as in Theano
     return [g_kept * prod_derivative(x, axes)]
 

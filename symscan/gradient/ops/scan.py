@@ -554,8 +554,8 @@ class _Reverse:
         if not parts:
             return None
         total = parts[0] if len(parts) == 1 else add(*parts)
-        if e in self.args.mit_sot and e.outer_init.type.shape[:1] != (e.span,):
-            total = inc_subtensor(zeros(shape(e.outer_init), dtype=total.dtype)[:e.span], total)
+        if e in self.args.mit_sot and e.outer_init.type.shape[:1] != (e.span,):  # rows the taps never read
+            total = concatenate([total, zeros_like(e.outer_init[e.span:], dtype=total.dtype)])
         return total
 
     def _reached_initial_rows(self, e: RecurrentEntry, carried: Variable) -> Variable:
