@@ -3,6 +3,10 @@
 Every disagreement is reported with its program's seed and the program itself (in the
 failures file), rather than stopping at the first. The last two lines printed are the summary
 (programs run; disagreements per mode), which the project's before-stop hook shows.
+
+``--grad`` checks the programs' gradients instead (fuzz_grad.py): the same flags, its own
+regression list (fuzz_grad_regressions.py) and failures file (grad_failures.txt), and one more
+summary line before the last two (gradient programs, runs per mode, finite-difference entries).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import re
 import sys
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 from fuzz_choosers import RandomChooser
@@ -25,6 +30,7 @@ from fuzz_reference import ExpectedError, run_program
 import symscan as ss
 
 FAILURES = Path(__file__).with_name("failures.txt")
+GRAD_FAILURES = Path(__file__).with_name("grad_failures.txt")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,28 +44,53 @@ def main(argv: list[str] | None = None) -> int:
                         help="print one program (a seed, or a file holding a Program(...)) and what each mode does")
     parser.add_argument("--shrink", type=float, default=0, metavar="SECONDS",
                         help="at the end, shrink one program of each distinct problem for up to SECONDS")
-    parser.add_argument("--failures", type=Path, default=FAILURES,
-                        help=f"where to write failing programs (default {FAILURES.name} here)")
+    parser.add_argument("--failures", type=Path, default=None,
+                        help=f"where to write failing programs (default {FAILURES.name} here, "
+                             f"{GRAD_FAILURES.name} with --grad)")
+    parser.add_argument("--grad", action="store_true",
+                        help="check the gradients of the programs (fuzz_grad.py) instead of their values")
     args = parser.parse_args(argv)
     ss.config.debug_checks = True  # as in the test suite: a rewrite that breaks an invariant fails loudly
+    failures = args.failures or (GRAD_FAILURES if args.grad else FAILURES)
     if args.show is not None:
         if args.show.lstrip("-").isdigit():
-            show(generate(RandomChooser(int(args.show)), int(args.show)), args.modes)
+            program = generate(RandomChooser(int(args.show)), int(args.show))
         else:
-            show(parse_program(Path(args.show).read_text()), args.modes)
+            program = parse_program(Path(args.show).read_text())
+        if args.grad:
+            from fuzz_grad import show_gradient
+
+            show_gradient(program, args.modes)
+        else:
+            show(program, args.modes)
         return 0
     if args.replay is not None:
-        programs, deadline = _replayed(args.replay), None
+        programs, deadline = _replayed(args.replay, args.grad), None
     else:
         first = args.seed if args.seed is not None else random.randrange(10**9)
-        print(f"fuzz: seeds from {first}, modes {' '.join(args.modes)}", flush=True)
+        what = "gradients, " if args.grad else ""
+        print(f"fuzz: {what}seeds from {first}, modes {' '.join(args.modes)}", flush=True)
         programs = ((f"seed {seed}", generate(RandomChooser(seed), seed)) for seed in itertools.count(first))
         deadline = time.monotonic() + 60 * args.minutes
-    return run(programs, args.modes, deadline, args.failures, args.shrink)
+    if args.grad:
+        from fuzz_grad import check_gradient
+        from fuzz_grad_regressions import known_bug
+
+        stats: Counter = Counter()
+        return run(programs, args.modes, deadline, failures, args.shrink,
+                   check=partial(check_gradient, stats=stats), stats=stats, shrink_check=check_gradient,
+                   known=known_bug)
+    return run(programs, args.modes, deadline, failures, args.shrink)
 
 
-def _replayed(path: str):
-    """(label, program) of the regression list, or of each ``Program(...)`` in a failures file."""
+def _replayed(path: str, grad: bool = False):
+    """(label, program) of the regression list (the gradients' with ``grad``; a known bug's
+    entry says so), or of each ``Program(...)`` in a failures file."""
+    if not path and grad:
+        from fuzz_grad_regressions import GRAD_REGRESSIONS
+
+        return ((f"grad regression {i}: {why}" + (f" [known bug: {bug}]" if bug else ""), program)
+                for i, (why, program, bug) in enumerate(GRAD_REGRESSIONS))
     if not path:
         from fuzz_regressions import REGRESSIONS
 
@@ -68,34 +99,57 @@ def _replayed(path: str):
     return ((f"{path} program {i}", parse_program(text)) for i, text in enumerate(texts))
 
 
-def run(programs, modes: list[str], deadline: float | None, failures_path: Path, shrink_seconds: float = 0) -> int:
-    """Check programs until the deadline (or the end); report, write the failures file."""
+def run(programs, modes: list[str], deadline: float | None, failures_path: Path, shrink_seconds: float = 0,
+        check=check_program, stats: Counter | None = None, shrink_check=None, known=None) -> int:
+    """Check programs until the deadline (or the end) with ``check`` (``check_program``, or
+    fuzz_grad's ``check_gradient`` filling ``stats``; ``shrink_check`` is the same check for
+    the shrinker, which must not count; ``known(program, d)`` names the open bug a
+    disagreement is, if any); report, write the failures file."""
+    known = known or (lambda program, d: None)
+    unknown = 0
     start, checked, failing = time.monotonic(), 0, 0
     per_mode: Counter = Counter()
     problems: dict[str, list[tuple[str, Program, set]]] = {}  # problem -> (label, program, modes)
+    known_as: dict[str, set] = {}  # problem -> the known bugs (None: not one) its disagreements are
     failures_path.write_text("")
     for label, program in programs:
         if deadline is not None and time.monotonic() > deadline:
             break
-        found = check_program(program, modes)
+        found = check(program, modes)
         checked += 1
         if not found:
             continue
         failing += 1
         per_mode.update({d.mode for d in found})
+        bugs = [known(program, d) for d in found]
+        unknown += None in bugs
         for problem in dict.fromkeys(d.problem() for d in found):
             problems.setdefault(problem, []).append((label, program, {d.mode for d in found if d.problem() == problem}))
-        print(f"{label}: " + "; ".join(f"{d.mode} {d.kind}" for d in found), flush=True)
+            known_as.setdefault(problem, set()).update(b for d, b in zip(found, bugs) if d.problem() == problem)
+        print(f"{label}: " + "; ".join(f"{d.mode} {d.kind}" + (f" (known bug {b})" if b else "")
+                                       for d, b in zip(found, bugs)), flush=True)
         with failures_path.open("a") as out:
             out.write(_failure_text(label, program, found))
     elapsed = time.monotonic() - start
+    summary = dict(stats) if stats is not None else None
     if problems:
         print("\ndistinct problems (programs, first program, modes showing it):")
         for problem, cases in sorted(problems.items(), key=lambda item: -len(item[1])):
             label, program, shown = cases[0]
-            print(f"  {len(cases):5d}  {label}  {problem}\n         in {_modes_text(shown, modes)}")
+            bugs = known_as[problem]
+            note = "" if bugs == {None} else f" [known bug {' / '.join(sorted(b or 'none' for b in bugs))}]"
+            print(f"  {len(cases):5d}  {label}  {problem}\n         in {_modes_text(shown, modes)}{note}")
             if shrink_seconds:
-                _report_shrunk(program, shown, problem, modes, shrink_seconds, failures_path)
+                _report_shrunk(program, shown, problem, modes, shrink_seconds, failures_path, shrink_check or check)
+    if summary is not None:
+        stats = Counter(summary)
+        runs = " ".join(f"{mode}={stats[f'mode {mode}']}" for mode in modes)
+        print(f"fuzz: {stats['gradient programs']} programs with a gradient ({stats['no gradient']} without: "
+              f"no float read or input, or scan() raised); must raise {stats['must raise']}, may raise "
+              f"{stats['may raise']}; gradients run per mode: {runs}; finite differences on "
+              f"{stats['finite differences']} programs, {stats['entries compared']} entries compared, "
+              f"{stats['entries skipped']} skipped (a step changes a branch or an until's step count); "
+              f"{unknown} programs with a disagreement that is no known bug")
     counts = " ".join(f"{mode}={per_mode[mode]}" for mode in ["build"] + modes)
     written = f"; failing programs in {failures_path}" if failing else ""
     print(f"fuzz: {checked} programs in {elapsed / 60:.1f} min ({checked / max(elapsed, 1e-9):.1f}/s), "
@@ -111,11 +165,11 @@ def _modes_text(shown: set, modes: list[str]) -> str:
 
 
 def _report_shrunk(program: Program, shown: set, problem: str, modes: list[str], seconds: float,
-                   failures_path: Path) -> None:
+                   failures_path: Path, check=check_program) -> None:
     from fuzz_shrink import shrink
 
-    small = shrink(program, problem, shown, modes, seconds)
-    shown = {d.mode for d in check_program(small, modes) if d.problem() == problem}
+    small = shrink(program, problem, shown, modes, seconds, check=check)
+    shown = {d.mode for d in check(small, modes) if d.problem() == problem}
     text = f"# shrunk: {problem}\n#   in {_modes_text(shown, modes)}\n{format_program(small)}\n\n"
     print(text)
     with failures_path.open("a") as out:

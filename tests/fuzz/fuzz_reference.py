@@ -34,6 +34,12 @@ NUMPY_UNARY = {"neg": np.negative, "tanh": np.tanh, "sin": np.sin, "exp": np.exp
 NUMPY_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
                 "minimum": np.minimum, "dot": np.dot, "gt": np.greater}
 
+BRANCH_HOOK = None
+"""When set, ``evaluate`` calls ``BRANCH_HOOK(op, operands, result)`` after each ``maximum``,
+``minimum``, ``gt`` and ``cast``: the discrete choices a program makes (fuzz_grad.py uses them
+to tell where finite differences cross a kink or change an ``until``'s step count)."""
+BRANCHING = ("maximum", "minimum", "gt", "cast")
+
 
 def run_program(program: Program) -> Outcome:
     """The program's values, or ``ExpectedError``."""
@@ -118,10 +124,17 @@ def evaluate(expr: tuple, env: dict, loop_outputs):
     if op == "tail":
         return value[-args[1]:]
     if op == "cast":
-        return np.asarray(value).astype(args[1])
+        result = np.asarray(value).astype(args[1])
+        if BRANCH_HOOK is not None:
+            BRANCH_HOOK(op, (value,), result)
+        return result
     if op in NUMPY_UNARY:
         return NUMPY_UNARY[op](value)
-    return NUMPY_BINARY[op](value, evaluate(args[1], env, loop_outputs))
+    other = evaluate(args[1], env, loop_outputs)
+    result = NUMPY_BINARY[op](value, other)
+    if BRANCH_HOOK is not None and op in BRANCHING:
+        BRANCH_HOOK(op, (value, other), result)
+    return result
 
 
 def step_count(loop: Loop, env: dict, sequences: list) -> tuple[int, bool]:

@@ -22,9 +22,10 @@ EXPRESSION_OPS = set(UNARY) | set(BINARY) | {"cast", "last", "tail"}
 
 
 def shrink(program: Program, problem: str, modes: set[str], checked: list[str] | None = None,
-           seconds: float = 30.0) -> Program:
+           seconds: float = 30.0, check: Callable = check_program) -> Program:
     """The smallest program found, within ``seconds``, on which, of the ``checked`` modes
-    (default: all), exactly ``modes`` still show ``problem`` (a ``Disagreement.problem()``)."""
+    (default: all), exactly ``modes`` still show ``problem`` (a ``Disagreement.problem()``);
+    ``check``: ``check_program``, or fuzz_grad's ``check_gradient`` for a gradient's problem."""
     deadline = time.monotonic() + seconds
     first, checked = sorted(modes)[0], checked or list(MODES)
 
@@ -37,9 +38,9 @@ def shrink(program: Program, problem: str, modes: set[str], checked: list[str] |
             pass
         except Exception:  # not a valid program (a shape or a name no longer fits)
             return False
-        if not any(d.problem() == problem for d in check_program(candidate, [first])):
+        if not any(d.problem() == problem for d in check(candidate, [first])):
             return False
-        return {d.mode for d in check_program(candidate, checked) if d.problem() == problem} == modes
+        return {d.mode for d in check(candidate, checked) if d.problem() == problem} == modes
 
     improved = True
     while improved and time.monotonic() < deadline:

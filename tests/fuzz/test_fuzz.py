@@ -1,11 +1,16 @@
 """The differential fuzzer in the test suite: the regression list, then a profile of random
 programs (about a minute, the same programs on every run) through hypothesis, which shrinks a
-failing program before reporting it. ``python -m tests.fuzz --minutes N`` runs longer."""
+failing program before reporting it. ``python -m tests.fuzz --minutes N`` runs longer.
+
+The same for gradients (fuzz_grad.py): its regression list (open bugs as strict xfails) and a
+profile of about 20 s. ``python -m tests.fuzz --grad --minutes N`` runs longer."""
 
 import pytest
 from fuzz_choosers import HypothesisChooser
 from fuzz_compare import MODES, check_program
 from fuzz_generate import generate
+from fuzz_grad import check_gradient
+from fuzz_grad_regressions import GRAD_REGRESSIONS, KNOWN_BUGS, known_bug
 from fuzz_program import format_program
 from fuzz_regressions import REGRESSIONS
 from hypothesis import HealthCheck, given, settings
@@ -40,3 +45,38 @@ def programs(draw):
 def test_random_programs(program):
     found = check_program(program, list(MODES))
     assert not found, _report(found)  # hypothesis prints the (shrunk) program
+
+
+# ---------------------------------------------------------------------------- gradients (fuzz_grad.py)
+GRAD_PROFILE_EXAMPLES = 80
+"""About 20 s on the project's 2-core machine (hypothesis's programs grow: the last ten take half
+of it): each program's gradient compiled and run in the nine modes, plus finite differences of
+the reference."""
+
+
+class KnownBugStillThere(Exception):
+    """The only failure a known bug's entry may xfail with: it failed, and only as that bug."""
+
+
+def _grad_params():
+    for why, program, bug in GRAD_REGRESSIONS:
+        xfail = bug and pytest.mark.xfail(strict=True, raises=KnownBugStillThere, reason=KNOWN_BUGS[bug].reason)
+        marks = [xfail] if bug else []
+        yield pytest.param(program, bug, marks=marks, id=why)
+
+
+@pytest.mark.parametrize("program, bug", list(_grad_params()))
+def test_grad_regression(program, bug):
+    found = check_gradient(program, list(MODES))
+    if bug and found and all(known_bug(program, d) == bug for d in found):
+        raise KnownBugStillThere(_report(found, program))
+    assert not found, _report(found, program)  # a known bug's entry failing otherwise fails outright
+
+
+@settings(max_examples=GRAD_PROFILE_EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs())
+def test_grad_random_programs(program):
+    """Gradients of random programs; open bugs (``KNOWN_BUGS``) are not held against them."""
+    found = [d for d in check_gradient(program, list(MODES)) if known_bug(program, d) is None]
+    assert not found, _report(found)

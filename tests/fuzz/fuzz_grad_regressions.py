@@ -1,0 +1,159 @@
+"""Programs whose gradient check (fuzz_grad.py) once disagreed, each with what it caught:
+``(why, program, known_bug)``. ``known_bug`` names an entry of ``KNOWN_BUGS`` while the library
+bug is open: test_fuzz.py replays such an entry as a strict xfail (it must still fail, and fail
+as that bug: a fix shows up as XPASS, and then the entry loses its ``known_bug`` and the bug
+leaves ``KNOWN_BUGS``). ``python -m tests.fuzz --grad --replay`` replays them all.
+
+``KNOWN_BUGS`` also lets the random profile of test_fuzz.py pass while a bug is open: a
+disagreement that a known bug's ``matches`` recognises (the modes, the kind of disagreement and
+a shape of program the bug needs) is not held against the program; anything else is. Each bug
+has a standalone script in ``repros/`` that uses symscan only and exits 1 while the bug is
+there.
+
+Inputs without a ``value`` get seeded values of their ``shape`` (see ``input_value``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fuzz_compare import Disagreement
+from fuzz_program import Input, Loop, Out, Program, Seq
+
+F = "float64"
+
+
+@dataclass(frozen=True)
+class KnownBug:
+    reason: str  # the xfail reason: what is wrong, where, and the repro script
+    matches: Callable[[Program, Disagreement], bool]
+
+
+def _loops(program: Program):
+    """Every loop of the program, nested ones included."""
+    found = []
+
+    def visit(item):
+        if isinstance(item, Loop):
+            found.append(item)
+            for part in (item.sequences, item.outputs, item.until, item.updates):
+                visit(part)
+        elif isinstance(item, (Seq, Out)):
+            visit(item.source if isinstance(item, Seq) else (item.expr, item.init))
+        elif isinstance(item, tuple):
+            for part in item:
+                visit(part)
+
+    visit((program.loops, program.reads))
+    return found
+
+
+def _static_mit_sot_with_extra_rows(program: Program) -> bool:
+    statics = {i.name: i.shape for i in program.inputs if i.static}
+    return any(out.kind == "mit" and out.init is not None and out.init[0] == "v" and out.init[1] in statics
+               and statics[out.init[1]][0] > -min(out.taps)
+               for loop in _loops(program) for out in loop.outputs)
+
+
+def _one_step_loop(program: Program) -> bool:
+    return any(loop.n_steps is not None and (loop.n_steps[0] == "sym" or abs(loop.n_steps[1]) == 1)
+               for loop in program.loops)
+
+
+def _fast_or_onnx(d: Disagreement) -> bool:
+    return d.mode.startswith("fast") or d.mode == "onnxruntime"
+
+
+KNOWN_BUGS: dict[str, KnownBug] = {
+    "onnx-mit-sot-static-init": KnownBug(
+        "onnxruntime: the gradient of a mit-sot whose initial value has a static shape with more rows than its taps "
+        "need is an invalid ONNX model (\"Node input 'slice' is not a graph input\"); "
+        "repros/grad_onnx_mit_sot_static_init.py",
+        lambda program, d: d.mode == "onnxruntime" and "is not a graph input, initializer, or output" in d.detail
+        and _static_mit_sot_with_extra_rows(program)),
+    "unrolled-scan-length-check": KnownBug(
+        "fast (canonicalize), onnxruntime: the gradient of a one-step scan (n_steps=1 or -1) over a sequence too short "
+        "for its taps returns a value where the forward raises ValueError; "
+        "repros/grad_unrolled_scan_drops_length_check.py",
+        lambda program, d: _fast_or_onnx(d) and d.kind == "result instead of error" and "steps need" in d.detail
+        and _one_step_loop(program)),
+}
+
+
+def known_bug(program: Program, d: Disagreement) -> str | None:
+    """The name of the open bug ``d`` is an instance of, or None."""
+    return next((name for name, bug in KNOWN_BUGS.items() if bug.matches(program, d)), None)
+
+
+GRAD_REGRESSIONS: list[tuple[str, Program, str | None]] = [
+    # ------------------------------------------------------------------ fuzzer rules (they must pass)
+    ("fuzzer rule: out[-1] of an empty output whose rows depend on no input may give zeros (not connected)",
+     Program(d=1, inputs=(Input("h", ()), Input("n", (), "int32", value=0)),
+             loops=(Loop(outputs=(Out("sit", ("cast", ("c", -0.5), F), (), F, ("v", "h"), (-1,)),
+                                  Out("sit", ("v", "o0@-1"), (), F, ("v", "h"), (-1,))), n_steps=("sym", "n")),),
+             reads=(("last", ("loop", 0, 0)),), seed=10), None),
+    ("fuzzer rule: two errors, one optional (an initial value nothing reads): either may show first",
+     Program(d=3, inputs=(Input("n0", (), "int32", value=0), Input("x1", (4, 3)), Input("h0", (3, 3)),
+                          Input("n1", (), "int32", value=3), Input("x4", (5,))),
+             loops=(Loop(sequences=(Seq(("v", "x1"), (-2, 0)),),
+                         outputs=(Out("mit", ("v", "s0@-2"), (3,), F, ("v", "h0"), (-3, -1)),
+                                  Out("mit", ("v", "o1@-1"), (3,), F, ("v", "h0"), (-3, -1))), n_steps=("sym", "n0")),
+                    Loop(sequences=(Seq(("loop", 0, 1), (-1, 0)),),
+                         outputs=(Out("nit", ("sum", ("v", "s0@0")), (), F),), n_steps=("const", 3)),
+                    Loop(sequences=(Seq(("v", "x4"), (-1, 1)),),
+                         outputs=(Out("sit", ("v", "s0@1"), (), F, ("last", ("loop", 1, 0)), (-1,)),
+                                  Out("sit", ("v", "o1@-1"), (3,), F, ("last", ("loop", 0, 0)), (-1,))),
+                         n_steps=("sym", "n1"))),
+             reads=(("loop", 2, 1),), seed=102361), None),
+    ("fuzzer rule: a required error (x too short) and an optional one ([-1] of an empty initial value nothing reads)",
+     Program(d=1, inputs=(Input("w", ()), Input("h", ()), Input("n", (), "int32", value=0), Input("x", (1,))),
+             loops=(Loop(outputs=(Out("nit", ("cast", ("c", 0.9), F), (), F),), n_steps=("sym", "n")),
+                    Loop(outputs=(Out("sit", ("tanh", ("v", "o1@-1")), (), F, ("last", ("loop", 0, 0)), (-1,)),
+                                  Out("sit", ("tanh", ("mul", ("v", "w"), ("v", "o1@-1"))), (), F, ("v", "h"), (-1,))),
+                         n_steps=("const", 2)),
+                    Loop(sequences=(Seq(("v", "x"), (0, 1)),),
+                         outputs=(Out("nit", ("mul", ("v", "w"), ("v", "s0@0")), (), F),), n_steps=("const", 2))),
+             reads=(("loop", 2, 0), ("loop", 1, 1)), seed=302042), None),
+    ("fuzzer rule: an until that stops within a finite-difference step of its threshold is not differentiated there",
+     Program(d=1, inputs=(Input("h", (), value=0.2999999), Input("w", (), value=0.5)),
+             loops=(Loop(outputs=(Out("sit", ("add", ("v", "o0@-1"), ("mul", ("c", 0.25), ("v", "w"))), (), F,
+                                      ("v", "h"), (-1,)),),
+                         n_steps=("const", 5), until=("gt", ("new", 0), ("c", 0.8))),),
+             reads=(("sum", ("loop", 0, 0)),)), None),
+    ("fuzzer rule: a one-step loop (unrolled by scan()) reads only initial values: a state's own inputs are not read",
+     Program(d=1, inputs=(Input("w", ()), Input("h", (), kind="constant"), Input("x", (1,), "int64")),
+             loops=(Loop(sequences=(Seq(("v", "x"), (0, 1)),),
+                         outputs=(Out("sit", ("mul", ("v", "w"), ("v", "o0@-1")), (), F, ("v", "h"), (-1,)),
+                                  Out("sit", ("sin", ("v", "o0@-1")), (), F, ("v", "h"), (-1,))),
+                         n_steps=("const", 1)),),
+             reads=(("last", ("loop", 0, 1)),), seed=203269), None),
+    # ------------------------------------------------------------------ library bugs, fixed
+    # maximum/minimum's pullback masked with eq(saved output, recomputed operand): where the
+    # backward loop recomputed the operand with other rounding the gradient was lost (fixed in
+    # symscan/gradient/ops/elemwise.py: ge(x, y)); repros/grad_maximum_recomputed_operand.py
+    ("fast: maximum(dot(W, s[t-2]), -5) with s a mit-sot: push_out recomputed the dot, the maximum's mask missed",
+     Program(d=3, inputs=(Input("w", (3,), value=(1.0, 0.3, -0.53)), Input("h", (2, 3)),
+                          Input("W", (3, 3), value=((0.61, 0.62, 0.03), (-0.43, -0.89, -0.23), (-0.18, -0.91, -0.9)))),
+             loops=(Loop(outputs=(Out("nit", ("maximum", ("dot", ("v", "W"), ("v", "o1@-2")), ("c", -5.0)), (3,), F),
+                                  Out("mit", ("v", "w"), (3,), F, ("v", "h"), (-2,))), n_steps=("const", 4)),),
+             reads=(("loop", 0, 0),)), None),
+    ("onnxruntime: maximum(tanh(x[t]), x[t-1]), symbolic n_steps: the recomputed tanh rounded otherwise",
+     Program(d=1, inputs=(Input("x", (5,), value=(0.9, 0.7, -0.3, 0.2, 0.8)), Input("n", (), "int32", value=4)),
+             loops=(Loop(sequences=(Seq(("v", "x"), (-1, 0)),),
+                         outputs=(Out("nit", ("maximum", ("tanh", ("v", "s0@0")), ("v", "s0@-1")), (), F),),
+                         n_steps=("sym", "n")),),
+             reads=(("loop", 0, 0),)), None),
+    # ------------------------------------------------------------------ open library bugs (strict xfail)
+    ("onnxruntime: gradient of a mit-sot (taps -2) whose static initial value has 3 rows: invalid model",
+     Program(d=1, inputs=(Input("h", (3,), static=True),),
+             loops=(Loop(outputs=(Out("mit", ("mul", ("c", 0.5), ("v", "o0@-2")), (), F, ("v", "h"), (-2,)),),
+                         n_steps=("const", 2)),),
+             reads=(("loop", 0, 0),)), "onnx-mit-sot-static-init"),
+    ("fast, onnxruntime: gradient of a one-step scan over an int sequence too short for taps [0, 1] returns a value",
+     Program(d=1, inputs=(Input("x", (1,), "int64"), Input("h", ())),
+             loops=(Loop(sequences=(Seq(("v", "x"), (0, 1)),),
+                         outputs=(Out("sit", ("add", ("v", "o0@-1"), ("mul", ("v", "s0@0"), ("v", "s0@1"))), (), F,
+                                      ("v", "h"), (-1,)),), n_steps=("const", 1)),),
+             reads=(("loop", 0, 0),)), "unrolled-scan-length-check"),
+]
