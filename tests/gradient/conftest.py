@@ -4,29 +4,12 @@ float64, with ``ss.verify_grad`` too, and the same gradient in modes py, fast an
 
 import numpy as np
 import pytest
+from gradient_checks import central_differences
 
 import symscan as ss
 import symscan.tensor as T
 
 GRAD_MODES = ("py", "fast", "onnxruntime")
-
-
-def central_differences(f, points: list, step: float = 1e-6, wrt=None) -> list:
-    """d f / d point, entry by entry: (f(p + h) - f(p - h)) / 2h, for the float points in
-    ``wrt`` (positions; default all); None for the others."""
-    grads = []
-    for i, p in enumerate(points):
-        if p.dtype.kind != "f" or (wrt is not None and i not in wrt):
-            grads.append(None)
-            continue
-        g = np.zeros(p.shape)
-        for k in range(p.size):
-            plus, minus = p.copy(), p.copy()
-            plus.flat[k] += step
-            minus.flat[k] -= step
-            g.flat[k] = (f(*points[:i], plus, *points[i + 1:]) - f(*points[:i], minus, *points[i + 1:])) / (2 * step)
-        grads.append(g)
-    return grads
 
 
 def symbolic_inputs(points: list, static: bool = False) -> list:

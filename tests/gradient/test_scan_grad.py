@@ -4,6 +4,7 @@ differences in float64, with every gradient computed in modes py, fast and onnxr
 
 import numpy as np
 import pytest
+from gradient_checks import central_differences
 
 import symscan as ss
 import symscan.tensor as T
@@ -30,23 +31,7 @@ def in_modes(inputs, outputs, *values, modes=MODES, rtol=1e-9, atol=1e-12, updat
     return first
 
 
-def central(f, points, step=1e-6, wrt=None):
-    """d f / d point by central differences, for the float points at positions ``wrt``
-    (default: every float point); None for the others."""
-    grads = []
-    for i, p in enumerate(points):
-        p = np.asarray(p)
-        if p.dtype.kind != "f" or (wrt is not None and i not in wrt):
-            grads.append(None)
-            continue
-        g = np.zeros(p.shape)
-        for k in range(p.size):
-            plus, minus = p.copy(), p.copy()
-            plus.flat[k] += step
-            minus.flat[k] -= step
-            g.flat[k] = (f(*points[:i], plus, *points[i + 1:]) - f(*points[:i], minus, *points[i + 1:])) / (2 * step)
-        grads.append(g)
-    return grads
+central = central_differences
 
 
 def assert_fd(inputs, cost, wrt_positions, values, grads, rtol=1e-6, atol=1e-7):

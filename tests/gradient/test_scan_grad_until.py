@@ -5,6 +5,7 @@ central finite differences, in modes py, fast and onnxruntime."""
 
 import numpy as np
 import pytest
+from gradient_checks import central_difference
 
 import symscan as ss
 import symscan.tensor as T
@@ -27,17 +28,7 @@ def in_modes(inputs, outputs, *values, modes=MODES, rtol=1e-9, atol=1e-12):
 
 def central(f, points, wrt, step=1e-6):
     """d f / d points[i] for i in ``wrt``, by central differences."""
-    grads = []
-    for i in wrt:
-        p = np.asarray(points[i], dtype=float)
-        g = np.zeros(p.shape)
-        for k in range(p.size):
-            plus, minus = p.copy(), p.copy()
-            plus.flat[k] += step
-            minus.flat[k] -= step
-            g.flat[k] = (f(*points[:i], plus, *points[i + 1:]) - f(*points[:i], minus, *points[i + 1:])) / (2 * step)
-        grads.append(g)
-    return grads
+    return [central_difference(f, points, i, step) for i in wrt]
 
 
 # ---------------------------------------------------------------------------- case 2: truncated Elman RNN
