@@ -49,13 +49,6 @@ def _loops(program: Program):
     return found
 
 
-def _static_mit_sot_with_extra_rows(program: Program) -> bool:
-    statics = {i.name: i.shape for i in program.inputs if i.static}
-    return any(out.kind == "mit" and out.init is not None and out.init[0] == "v" and out.init[1] in statics
-               and statics[out.init[1]][0] > -min(out.taps)
-               for loop in _loops(program) for out in loop.outputs)
-
-
 def _one_step_loop(program: Program) -> bool:
     return any(loop.n_steps is not None and (loop.n_steps[0] == "sym" or abs(loop.n_steps[1]) == 1)
                for loop in program.loops)
@@ -66,12 +59,6 @@ def _fast_or_onnx(d: Disagreement) -> bool:
 
 
 KNOWN_BUGS: dict[str, KnownBug] = {
-    "onnx-mit-sot-static-init": KnownBug(
-        "onnxruntime: the gradient of a mit-sot whose initial value has a static shape with more rows than its taps "
-        "need is an invalid ONNX model (\"Node input 'slice' is not a graph input\"); "
-        "repros/grad_onnx_mit_sot_static_init.py",
-        lambda program, d: d.mode == "onnxruntime" and "is not a graph input, initializer, or output" in d.detail
-        and _static_mit_sot_with_extra_rows(program)),
     "unrolled-scan-length-check": KnownBug(
         "fast (canonicalize), onnxruntime: the gradient of a one-step scan (n_steps=1 or -1) over a sequence too short "
         "for its taps returns a value where the forward raises ValueError; "
@@ -144,12 +131,12 @@ GRAD_REGRESSIONS: list[tuple[str, Program, str | None]] = [
                          outputs=(Out("nit", ("maximum", ("tanh", ("v", "s0@0")), ("v", "s0@-1")), (), F),),
                          n_steps=("sym", "n")),),
              reads=(("loop", 0, 0),)), None),
-    # ------------------------------------------------------------------ open library bugs (strict xfail)
-    ("onnxruntime: gradient of a mit-sot (taps -2) whose static initial value has 3 rows: invalid model",
+    ("onnxruntime: gradient of a mit-sot (taps -2) whose static 3-row initial value: ORT's constant folding broke it",
      Program(d=1, inputs=(Input("h", (3,), static=True),),
              loops=(Loop(outputs=(Out("mit", ("mul", ("c", 0.5), ("v", "o0@-2")), (), F, ("v", "h"), (-2,)),),
                          n_steps=("const", 2)),),
-             reads=(("loop", 0, 0),)), "onnx-mit-sot-static-init"),
+             reads=(("loop", 0, 0),)), None),
+    # ------------------------------------------------------------------ open library bugs (strict xfail)
     ("fast, onnxruntime: gradient of a one-step scan over an int sequence too short for taps [0, 1] returns a value",
      Program(d=1, inputs=(Input("x", (1,), "int64"), Input("h", ())),
              loops=(Loop(sequences=(Seq(("v", "x"), (0, 1)),),

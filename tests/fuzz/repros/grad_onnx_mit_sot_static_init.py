@@ -6,6 +6,8 @@ the initial value's shape is not static or has exactly the rows the taps need.
 
 Found by the gradient fuzzer (tests/fuzz/fuzz_grad.py). Run:
 python tests/fuzz/repros/grad_onnx_mit_sot_static_init.py (exits 1 while the bug is there).
+Fixed: the model was valid (onnx's full check passes); onnxruntime's ConstantFolding folded a
+node that a Loop body reads, without rewiring the body. Mode "onnxruntime" turns it off.
 """
 
 import sys
