@@ -4,27 +4,17 @@ exact values where the function has kinks (ties of max, zeros of prod and cumpro
 
 import numpy as np
 import pytest
+from gradient_checks import MODES, grads_in_modes
 
 import symscan as ss
 import symscan.tensor as T
 from symscan.tensor.broadcast import sum_to
 
 RNG = np.random.default_rng(42)
-MODES = ("py", "fast", "onnxruntime")
 
 
 def normal(*shape):
     return RNG.normal(size=shape)
-
-
-def grads_in_modes(inputs, cost, wrt, points):
-    """The gradients in each mode, checked equal, and mode py's."""
-    grads = ss.grad(cost, wrt)
-    results = [[np.asarray(g) for g in ss.function(inputs, grads, mode=mode)(*points)] for mode in MODES]
-    for mode, got in zip(MODES[1:], results[1:]):
-        for a, b in zip(results[0], got):
-            np.testing.assert_allclose(b, a, rtol=1e-12, err_msg=f"mode {mode}")
-    return results[0]
 
 
 # ---------------------------------------------------------------------------- dot

@@ -4,7 +4,7 @@ differences in float64, with every gradient computed in modes py, fast and onnxr
 
 import numpy as np
 import pytest
-from gradient_checks import central_differences
+from gradient_checks import central_differences, numpy_bptt, numpy_rnn
 
 import symscan as ss
 import symscan.tensor as T
@@ -58,31 +58,6 @@ def rnn_values(seed=0, steps=STEPS):
     r = np.random.default_rng(seed)
     return [r.normal(scale=0.6, size=(H, H)), r.normal(scale=0.6, size=(H, D)), r.normal(scale=0.3, size=H),
             r.normal(scale=0.5, size=H), r.normal(size=(steps, D))]
-
-
-def numpy_rnn(W, U, b, h0, xs):
-    hs, h = [], h0
-    for x in xs:
-        h = np.tanh(W @ h + U @ x + b)
-        hs.append(h)
-    return np.array(hs)
-
-
-def numpy_bptt(W, U, b, h0, xs, V, last=None):
-    """Gradients of sum_t V[t].h_t w.r.t. W, U, b, h0, xs; ``last``: only the last ``last``
-    steps run backwards (Theano's truncate_gradient)."""
-    hs = numpy_rnn(W, U, b, h0, xs)
-    prev = [h0] + list(hs[:-1])
-    gW, gU, gb, gxs, carry = np.zeros_like(W), np.zeros_like(U), np.zeros_like(b), np.zeros_like(xs), np.zeros(H)
-    first = 0 if last is None else max(len(xs) - last, 0)
-    for t in reversed(range(first, len(xs))):
-        da = (V[t] + carry) * (1 - hs[t] ** 2)
-        gW += np.outer(da, prev[t])
-        gU += np.outer(da, xs[t])
-        gb += da
-        gxs[t] = U.T @ da
-        carry = W.T @ da
-    return [gW, gU, gb, carry if first == 0 else np.zeros(H), gxs]
 
 
 def rnn_inputs():

@@ -5,7 +5,7 @@ central finite differences, in modes py, fast and onnxruntime."""
 
 import numpy as np
 import pytest
-from gradient_checks import central_difference
+from gradient_checks import central_difference, numpy_bptt, numpy_rnn
 
 import symscan as ss
 import symscan.tensor as T
@@ -41,31 +41,6 @@ def rnn(W, U, b, h0, xs, truncate_gradient=-1):
     return h
 
 
-def numpy_rnn(W, U, b, h0, xs):
-    hs, h = [], h0
-    for x in xs:
-        h = np.tanh(W @ h + U @ x + b)
-        hs.append(h)
-    return np.array(hs)
-
-
-def truncated_bptt(W, U, b, h0, xs, V, k):
-    """Gradients of sum_t V[t].h_t when only forward steps T-1 ... T-k run backwards: earlier
-    steps contribute nothing (not even their own cost terms) and h0 gets zero unless k >= T."""
-    hs = numpy_rnn(W, U, b, h0, xs)
-    prev = [h0] + list(hs[:-1])
-    gW, gU, gb, gxs, carry = np.zeros_like(W), np.zeros_like(U), np.zeros_like(b), np.zeros_like(xs), np.zeros(H)
-    first = max(len(xs) - k, 0)
-    for t in reversed(range(first, len(xs))):
-        da = (V[t] + carry) * (1 - hs[t] ** 2)
-        gW += np.outer(da, prev[t])
-        gU += np.outer(da, xs[t])
-        gb += da
-        gxs[t] = U.T @ da
-        carry = W.T @ da
-    return [gW, gU, gb, carry if first == 0 else np.zeros(H), gxs]
-
-
 def rnn_case(seed):
     r = np.random.default_rng(seed)
     values = [r.normal(scale=0.6, size=(H, H)), r.normal(scale=0.6, size=(H, D)), r.normal(scale=0.3, size=H),
@@ -77,7 +52,7 @@ def test_truncated_reference_with_k_at_least_t_is_full_bptt():
     """The numpy reference with k >= T agrees with central differences of the numpy RNN."""
     values, V = rnn_case(0)
     fd = central(lambda *ps: float((numpy_rnn(*ps) * V).sum()), values, range(5))
-    for g, e in zip(truncated_bptt(*values, V, STEPS), fd):
+    for g, e in zip(numpy_bptt(*values, V, last=STEPS), fd):
         np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
 
 
@@ -88,7 +63,7 @@ def test_truncate_gradient_runs_only_the_last_k_steps_backwards(k):
     values, V = rnn_case(k)
     cost = (rnn(*inputs, truncate_gradient=k) * T.constant(V)).sum()
     got = in_modes(inputs, ss.grad(cost, inputs), *values)
-    expected = truncated_bptt(*values, V, k)
+    expected = numpy_bptt(*values, V, last=k)
     for name, g, e, v in zip("W U b h0 xs".split(), got, expected, values):
         assert g.shape == v.shape, name
         np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12, err_msg=f"{name}, k={k}")

@@ -3,25 +3,16 @@ set_subtensor/inc_subtensor split the cotangent between x and y; indices are dis
 
 import numpy as np
 import pytest
+from gradient_checks import grads_in_modes
 
 import symscan as ss
 import symscan.tensor as T
 
 RNG = np.random.default_rng(3)
-MODES = ("py", "fast", "onnxruntime")
 
 
 def normal(*shape):
     return RNG.normal(size=shape)
-
-
-def grads_in_modes(inputs, cost, wrt, points):
-    grads = ss.grad(cost, wrt)
-    results = [[np.asarray(g) for g in ss.function(inputs, grads, mode=mode)(*points)] for mode in MODES]
-    for mode, got in zip(MODES[1:], results[1:]):
-        for a, b in zip(results[0], got):
-            np.testing.assert_allclose(b, a, rtol=1e-12, err_msg=f"mode {mode}")
-    return results[0]
 
 
 # ---------------------------------------------------------------------------- x[idx]

@@ -22,3 +22,45 @@ def central_differences(f, points: list, step: float = 1e-6, wrt=None) -> list:
     return [central_difference(f, points, i, step)
             if np.asarray(p).dtype.kind == "f" and (wrt is None or i in wrt) else None
             for i, p in enumerate(points)]
+
+
+# ---------------------------------------------------------------------------- an Elman RNN in numpy
+def numpy_rnn(W, U, b, h0, xs):
+    """h_t = tanh(W h_(t-1) + U x_t + b), every step."""
+    hs, h = [], h0
+    for x in xs:
+        h = np.tanh(W @ h + U @ x + b)
+        hs.append(h)
+    return np.array(hs)
+
+
+def numpy_bptt(W, U, b, h0, xs, V, last=None):
+    """Gradients of sum_t V[t].h_t w.r.t. W, U, b, h0, xs; ``last``: only the last ``last``
+    steps run backwards (Theano's truncate_gradient)."""
+    hs = numpy_rnn(W, U, b, h0, xs)
+    prev = [h0] + list(hs[:-1])
+    gW, gU, gb, gxs, carry = np.zeros_like(W), np.zeros_like(U), np.zeros_like(b), np.zeros_like(xs), np.zeros_like(h0)
+    first = 0 if last is None else max(len(xs) - last, 0)
+    for t in reversed(range(first, len(xs))):
+        da = (V[t] + carry) * (1 - hs[t] ** 2)
+        gW += np.outer(da, prev[t])
+        gU += np.outer(da, xs[t])
+        gb += da
+        gxs[t] = U.T @ da
+        carry = W.T @ da
+    return [gW, gU, gb, carry if first == 0 else np.zeros_like(h0), gxs]
+
+
+MODES = ("py", "fast", "onnxruntime")
+
+
+def grads_in_modes(inputs, cost, wrt, points):
+    """The gradients in each mode, checked equal, and mode py's."""
+    import symscan as ss
+
+    grads = ss.grad(cost, wrt)
+    results = [[np.asarray(g) for g in ss.function(inputs, grads, mode=mode)(*points)] for mode in MODES]
+    for mode, got in zip(MODES[1:], results[1:]):
+        for x, y in zip(results[0], got):
+            np.testing.assert_allclose(y, x, rtol=1e-12, err_msg=f"mode {mode}")
+    return results[0]
