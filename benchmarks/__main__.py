@@ -28,7 +28,7 @@ import numpy as np
 import symscan as ss
 from benchmarks import grad_workloads, peers, workloads
 
-SYSTEMS = ("fast", "py", "onnxruntime", "numpy", "pytensor", "pytensor-c", "jax")
+SYSTEMS = ("fast", "numba", "py", "onnxruntime", "numpy", "pytensor", "pytensor-c", "jax")
 HERE = Path(__file__).resolve().parent
 
 
@@ -37,7 +37,7 @@ def make_system(system: str, work: workloads.Workload) -> Callable:
     if isinstance(work, grad_workloads.GradWorkload):
         return grad_workloads.make_system(system, work)
     params = work.params or {}
-    if system in ("fast", "py", "onnxruntime"):
+    if system in ("fast", "numba", "py", "onnxruntime"):
         return ss.function(work.inputs, work.outputs, mode=system)
     if system == "numpy":
         return work.numpy_loop

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 _FLOAT_DTYPES = ("float32", "float64")
 
 
@@ -17,6 +19,9 @@ class Config:
     """``floatX`` is the dtype of the untyped constructors (``T.vector``, ``T.scalar``, ...);
     ``mode`` is the default of ``function(mode=None)``, as in Theano.
 
+    ``$SYMSCAN_MODE`` sets ``mode`` for a whole process (e.g. to run a test suite in mode
+    "numba"), as ``THEANO_FLAGS=mode=...`` did.
+
     ``debug_checks`` makes the rewriter re-check graph invariants after each rewrite; the
     test suite turns it on.
     """
@@ -24,7 +29,8 @@ class Config:
     def __init__(self) -> None:
         self._floatX = "float64"
         self.debug_checks = False
-        self.mode = "fast"  # the mode function() uses when none is given (a name or a Mode)
+        # the mode function() uses when none is given (a name or a Mode)
+        self.mode = os.environ.get("SYMSCAN_MODE") or "fast"
         self.scan = ScanConfig()
 
     @property

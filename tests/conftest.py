@@ -5,6 +5,8 @@ import pytest
 
 import symscan as ss
 
+from modes_tested import MODES_TESTED
+
 ss.config.debug_checks = True
 
 
@@ -13,9 +15,9 @@ def rng():
     return np.random.default_rng(20261121)
 
 
-@pytest.fixture(params=["py", "fast"])
+@pytest.fixture(params=MODES_TESTED)
 def mode(request):
-    """Every mode that must agree with the reference interpreter."""
+    """Every mode that must agree with the reference interpreter (numba where installed)."""
     return request.param
 
 

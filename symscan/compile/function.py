@@ -251,6 +251,10 @@ class Function:
             return ReferenceEvaluator(self.fgraph)
         if self.mode.backend == "fast":
             return FastEvaluator(self.fgraph, name=_identifier(self.name))
+        if self.mode.backend == "numba":
+            from symscan.backends.numba import NumbaEvaluator  # numba is an optional dependency
+
+            return NumbaEvaluator(self.fgraph, name=_identifier(self.name))
         if self.mode.backend == "onnxruntime":
             from symscan.onnx.runtime import OnnxRuntimeEvaluator  # onnx is an optional dependency
 

@@ -33,6 +33,7 @@ class Mode:
 MODES = {
     "py": Mode("py", (), "reference", "reference interpreter, no rewrites"),
     "fast": Mode("fast", None, "fast", "every rewrite, then generated Python (the fast evaluator)"),
+    "numba": Mode("numba", None, "numba", "every rewrite, then the fast evaluator's code with loops compiled by numba"),
     "onnxruntime": Mode("onnxruntime", None, "onnxruntime", "export to ONNX, run in onnxruntime"),
 }
 DEFAULT_MODE = "fast"

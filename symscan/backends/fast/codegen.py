@@ -31,7 +31,9 @@ def emits(*op_classes: type) -> Callable:
 class Codegen:
     """The source of one function being written, with its namespace of globals."""
 
-    def __init__(self) -> None:
+    def __init__(self, emitters: dict[type, Callable] | None = None, fallback: Callable | None = None) -> None:
+        self.emitters = EMITTERS if emitters is None else emitters  # op class -> emitter
+        self.fallback = emit_perform if fallback is None else fallback  # for ops without one
         self.lines: list[str] = []
         self.namespace: dict[str, object] = {"np": np}
         self.indent = 1
@@ -77,7 +79,7 @@ class Codegen:
         ins = [self.name_of(v, names) for v in node.inputs]
         outs = [self.fresh() for _ in node.outputs]
         names.update(zip(node.outputs, outs))
-        emitter = EMITTERS.get(type(node.op), emit_perform)
+        emitter = self.emitters.get(type(node.op), self.fallback)
         outer, self.current = self.current, node
         emitter(self, node, ins, outs)
         self.current = outer

@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Sequence
 
 from symscan.backends.fast import loops, ops
-from symscan.backends.fast.codegen import Codegen
+from symscan.backends.fast.codegen import EMITTERS, Codegen
 from symscan.backends.reference import with_node_context
 from symscan.graph.fg import FunctionGraph
 
@@ -19,7 +19,7 @@ class FastEvaluator:
     def __init__(self, fgraph: FunctionGraph, name: str = "symscan_function"):
         self.fgraph = fgraph
         self.name = name
-        gen = Codegen()
+        gen = Codegen(self.emitters())
         gen.namespace.update(ops.elemwise_namespace())
         gen.namespace.update(loops.HELPERS)
         self.shared = fgraph.shared_variables
@@ -40,6 +40,10 @@ class FastEvaluator:
         exec(code, gen.namespace)
         self._fn = gen.namespace[name]
         self.profile: dict[str, dict] = gen.namespace.get("_profile", {})
+
+    def emitters(self) -> dict:
+        """The op table (the numba backend swaps the loop's emitter)."""
+        return EMITTERS
 
     def __getstate__(self) -> dict:
         """Pickle the graph only: generated code objects and their namespace do not pickle."""

@@ -107,6 +107,13 @@ class _Output:
 
 @emits(Scan)
 def emit_scan(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    write_scan(gen, node, ins, outs, _loop_body)
+
+
+def write_scan(gen: Codegen, node, ins: list[str], outs: list[str], body) -> None:
+    """The code around a loop (checks, views, buffers, results); ``body(loop, n, views,
+    outputs, shared, steps)`` writes the loop itself (a Python ``for``, or a compiled kernel's
+    call in the numba backend)."""
     loop = _Loop(gen, node, ins)
     args, n, back, steps = loop.args, loop.name("n"), loop.name("back"), loop.name("steps")
     if node.op.info.profile:
@@ -121,7 +128,7 @@ def emit_scan(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
     for name, entry in zip(shared, args.shared):
         gen.line(f"{name} = {loop.outer[entry.outer]}")
     gen.line(f"{steps} = {n}")
-    _loop_body(loop, n, views, outputs, shared, steps)
+    body(loop, n, views, outputs, shared, steps)
     results = [_result(loop, out, steps) for out in outputs]
     results += [f"np.asarray({s})" if hasattr(e.outer.type, "dtype") else s for e, s in zip(args.shared, shared)]
     if args.nit_sot:

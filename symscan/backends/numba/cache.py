@@ -1,0 +1,74 @@
+"""Kernels as files, so that numba's own on-disk cache serves a second process.
+
+A kernel's module source is written once to ``<cache dir>/symscan_kernel_<hash>.py`` (the hash
+of the source, which holds the loop's structure, dtypes and scalar constants) and imported
+from there; its ``@numba.njit(cache=True)`` then keeps the machine code beside it, per argument
+types. The directory is ``$SYMSCAN_CACHE_DIR``, else ``$XDG_CACHE_HOME/symscan``, else
+``~/.cache/symscan``; where it cannot be written the kernel is compiled in memory only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+_LOADED: dict[str, object] = {}  # module name -> kernel (one import per process)
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("SYMSCAN_CACHE_DIR")
+    if root:
+        return Path(root) / "numba"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "symscan" / "numba"
+
+
+def module_name(source: str) -> str:
+    """The module name for a kernel's source (also names its file)."""
+    return "symscan_kernel_" + hashlib.sha256(source.encode()).hexdigest()[:24]
+
+
+def cached_on_disk(source: str) -> bool:
+    """Whether numba's cache already holds machine code for this kernel (for some types)."""
+    name = module_name(source)
+    folder = cache_dir() / "__pycache__"
+    return folder.is_dir() and any(p.name.startswith(name) and p.suffix == ".nbi" for p in folder.iterdir())
+
+
+def load_kernel(source: str, function: str = "kernel"):
+    """The jitted function defined in ``source`` (compiled on its first call)."""
+    name = module_name(source)
+    if name in _LOADED:
+        return _LOADED[name]
+    try:
+        path = _write(name, source)
+    except OSError:
+        namespace: dict = {}
+        exec(compile(source.replace("cache=True", "cache=False"), f"<{name}>", "exec"), namespace)
+        kernel = namespace[function]
+    else:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # numba's cache finds the module by name
+        spec.loader.exec_module(module)
+        kernel = getattr(module, function)
+    _LOADED[name] = kernel
+    return kernel
+
+
+def _write(name: str, source: str) -> Path:
+    """The module file, written atomically once (its modification time keys numba's cache)."""
+    folder = cache_dir()
+    path = folder / f"{name}.py"
+    if path.exists() and path.read_text() == source:
+        return path
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(source)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,119 @@
+"""NumbaEvaluator: the fast evaluator's generated function, with each loop a numba kernel.
+
+Outside loops each op runs once per call, so numpy calls from Python cost little there; inside
+a loop they cost once per step, which is what numba removes. A loop numba cannot run as
+written here stays a Python loop (``NotCompilable``: the reason is in ``report``); a kernel
+numba fails to compile sends the whole function to the fast evaluator (reason reported). When a
+kernel raises (a check failed), the call is run again in the fast evaluator, whose error
+names the node and the values, exactly as mode "fast" reports it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from symscan.backends.fast.codegen import EMITTERS, Codegen
+from symscan.backends.fast.evaluator import FastEvaluator
+from symscan.backends.fast.loops import emit_scan, write_scan
+from symscan.backends.numba.cache import load_kernel
+from symscan.backends.numba.kernel import LoopKernel
+from symscan.backends.numba.ops import NotCompilable
+from symscan.scan.op import Scan
+
+
+@dataclass
+class LoopReport:
+    """How one loop runs: ``"numba"`` or ``"fast"`` (with the reason)."""
+
+    loop: str
+    runs_in: str
+    reason: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.loop}: {self.runs_in}" + (f" ({self.reason})" if self.reason else "")
+
+
+class KernelCompileError(Exception):
+    """Numba could not compile a kernel it was given (a gap in the numba op table)."""
+
+
+def run_kernel(kernel, *args):
+    """Call a kernel; numba's compile errors become ``KernelCompileError``."""
+    from numba.core.errors import NumbaError
+
+    try:
+        return kernel(*args)
+    except NumbaError as err:
+        raise KernelCompileError(str(err).strip().splitlines()[0]) from err
+
+
+class NumbaEvaluator(FastEvaluator):
+    """Same interface and results as the fast evaluator; ``report`` says how each loop runs."""
+
+    def __init__(self, fgraph, name: str = "symscan_function"):
+        self.report: list[LoopReport] = []
+        self._fast: FastEvaluator | None = None
+        self.fallback_reason: str | None = None
+        with warnings.catch_warnings():
+            _quiet_numba()
+            super().__init__(fgraph, name)
+
+    def emitters(self) -> dict:
+        return {**EMITTERS, Scan: self._emit_scan}
+
+    def _emit_scan(self, gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+        label = node.op.info.name or "scan"
+        mark, counts = len(gen.lines), dict(gen._counts)
+        try:
+            write_scan(gen, node, ins, outs, _kernel_loop)
+        except NotCompilable as err:
+            del gen.lines[mark:]
+            gen._counts = counts
+            emit_scan(gen, node, ins, outs)
+            self.report.append(LoopReport(label, "fast", str(err)))
+            return
+        self.report.append(LoopReport(label, "numba"))
+
+    @property
+    def fast(self) -> FastEvaluator:
+        if self._fast is None:
+            self._fast = FastEvaluator(self.fgraph, self.name)
+        return self._fast
+
+    def __call__(self, inputs: Sequence, shared: dict | None = None) -> list:
+        if self.fallback_reason is not None:
+            return self.fast(inputs, shared)
+        try:
+            with warnings.catch_warnings():
+                _quiet_numba()
+                return super().__call__(inputs, shared)
+        except KernelCompileError as err:
+            self.fallback_reason = f"numba could not compile a loop: {err}"
+            self.report.append(LoopReport("function", "fast", self.fallback_reason))
+            return self.fast(inputs, shared)
+        except Exception:
+            # a kernel's check failed (or numba raised where numpy does not): the fast
+            # evaluator gives mode fast's error, with its message, or the result
+            return self.fast(inputs, shared)
+
+    def __getstate__(self) -> dict:
+        return {"fgraph": self.fgraph, "name": self.name}
+
+
+def _kernel_loop(loop, n: str, views, outputs, shared: list[str], steps: str) -> None:
+    """``write_scan``'s body: the loop as a kernel call (NotCompilable before any line)."""
+    kernel = LoopKernel(loop, n, views, outputs, shared, steps)
+    compiled = load_kernel(kernel.source())
+    name = loop.gen.bind(partial(run_kernel, compiled), "kernel")
+    for line in kernel.call_lines(name):
+        loop.gen.line(line)
+
+
+def _quiet_numba() -> None:
+    """Numba's performance hints (a dot on a non-contiguous view) are not the user's concern."""
+    from numba.core.errors import NumbaPerformanceWarning
+
+    warnings.simplefilter("ignore", NumbaPerformanceWarning)

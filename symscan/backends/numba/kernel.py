@@ -1,0 +1,211 @@
+"""One loop as a numba kernel: the ``for`` over steps, its body, its buffer writes.
+
+The code around the loop (direction, sequence checks, views, buffers, results) is the fast
+evaluator's (``loops.write_scan``); only the loop itself is handed to numba. The kernel takes
+everything it reads as parameters (views, window values, buffers, non-sequences, array
+constants) and returns the step count and every value it changed, so its source depends only
+on the loop's structure and types: the on-disk cache key. A failed check raises a plain error
+in the kernel; the evaluator then reruns the call in the fast evaluator for the full message.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symscan.backends.fast.codegen import Codegen
+from symscan.backends.fast.loops import _shape_needs_check
+from symscan.backends.numba.ops import NUMBA_EMITTERS, NotCompilable, refuse
+from symscan.tensor.elemwise import Elemwise
+
+
+class KernelCodegen(Codegen):
+    """The body's code in numba's table; array constants become parameters, scalar constants
+    module-level literals (so the module's source holds everything the kernel computes)."""
+
+    def __init__(self, outer: Codegen) -> None:
+        super().__init__(NUMBA_EMITTERS, refuse)
+        self.outer = outer
+        self.params: list[str] = []
+        self.args: list[str] = []  # the outer expression for each parameter
+        self.module_lines: list[str] = []
+        self.bounds_checked = False
+
+    def fresh(self, prefix: str = "b") -> str:
+        return super().fresh(prefix)
+
+    def graph(self, fgraph, names):
+        self.body = fgraph
+        self.inlined: dict[str, str] = {}
+        return super().graph(fgraph, names)
+
+    def node(self, node, names) -> None:
+        super().node(node, names)
+        for var in node.outputs:
+            if names[var] in self.inlined:
+                names[var] = self.inlined.pop(names[var])
+
+    def assign(self, node, out: str, expr: str) -> None:
+        """``out = expr``; or, for an array read once by an elementwise op, the expression
+        itself in its reader's: numba fuses one statement's array expressions into one loop,
+        without the temporary."""
+        var = node.outputs[0]
+        readers = self.body.clients.get(var, [])
+        if var.ndim and len(readers) == 1 and readers[0][0] != "output" and \
+                isinstance(getattr(readers[0][0], "op", None), Elemwise) and readers[0][0].outputs[0].ndim:
+            self.inlined[out] = expr
+        else:
+            self.line(f"{out} = {expr}")
+
+    def param(self, prefix: str, outer_expr: str) -> str:
+        """A parameter fed by ``outer_expr`` (one parameter per distinct expression)."""
+        if outer_expr in self.args and prefix in ("p", "c"):
+            return self.params[self.args.index(outer_expr)]
+        name = self.fresh(prefix)
+        self.params.append(name)
+        self.args.append(outer_expr)
+        return name
+
+    def constant(self, var) -> str:
+        data = np.asarray(var.data)
+        if data.ndim:
+            return self.param("c", self.outer.constant(var))
+        name = self.fresh("_k")
+        self.module_lines.append(f"{name} = {scalar_literal(data[()])}")
+        return name
+
+
+def scalar_literal(value) -> str:
+    """Exact source for a numpy scalar (floats by their hex form: inf and nan included)."""
+    dtype = value.dtype
+    if dtype.kind == "f":
+        return f"np.{dtype.name}(float.fromhex({float(value).hex()!r}))"
+    if dtype.kind in "iu":
+        return f"np.{dtype.name}({int(value)})"
+    if dtype.kind == "b":
+        return f"np.bool_({bool(value)})"
+    raise NotCompilable(f"a constant of dtype {dtype}")
+
+
+class LoopKernel:
+    """The kernel's source for one loop, and the outer lines that call it."""
+
+    def __init__(self, loop, n: str, views, outputs, shared: list[str], steps: str) -> None:
+        self.loop, self.outputs, self.shared_names, self.steps = loop, outputs, shared, steps
+        args = loop.args
+        if any(not hasattr(e.outer.type, "dtype") for e in args.shared) or \
+                any(not hasattr(e.outer.type, "dtype") for e in args.non_seqs):
+            raise NotCompilable("a shared or non-sequence value that is not a tensor (e.g. a random generator)")
+        self.gen = KernelCodegen(loop.gen)
+        self.n = self.gen.param("n", n)
+        self.before: list[str] = []  # outer lines before the call
+        self.after: list[str] = []  # outer lines after it
+        self.returned: list[tuple[str, str]] = [("steps", steps)]  # (kernel local, outer name)
+        self.names = {}
+        self.views = [(self.gen.param("x", view), inner) for view, inner in views]
+        self.windows = [self._state(i, out) for i, out in enumerate(outputs)]
+        self.shared_locals = []
+        for entry, name in zip(args.shared, shared):
+            self.names[entry.inner_in] = local = self.gen.param("h", name)
+            self.shared_locals.append(local)
+            self.returned.append((local, name))
+        for entry in args.non_seqs:
+            outer = loop.outer[entry.outer]
+            expr = f"np.asarray({outer})[()]" if entry.outer.type.ndim == 0 else outer
+            self.names[entry.inner] = self.gen.param("p", expr)
+        self.body_lines = self._body()
+
+    def _state(self, i: int, out) -> dict:
+        """Parameters for one output: its window values, buffers and expected row shape."""
+        gen, loop, entry = self.gen, self.loop, out.entry
+        state = {"window": [gen.param("w", w) for w in out.window]}
+        for local, outer in zip(state["window"], out.window):
+            self.returned.append((local, outer))
+        if out.recurrent and not out.window:
+            state["taps"] = gen.param("q", f"{out.store}_taps")
+            self.returned.append((state["taps"], f"{out.store}_taps"))
+        if out.recurrent:
+            state["row_shape"] = gen.param("r", out.row_shape)
+        unknown = not out.recurrent and None in entry.inner_out.type.shape
+        dtype = entry.inner_out.type.dtype
+        if out.keeps_last_only and not out.recurrent:  # a ring of one row; the last value read after
+            if unknown:
+                self.before.append(f"{out.store} = np.empty({(0,) * (entry.inner_out.ndim + 1)!r}, dtype={dtype!r})")
+            else:
+                self.before.append(f"{out.store} = np.empty((1,) + {tuple(entry.inner_out.type.shape)!r}, "
+                                   f"dtype={dtype!r})")
+            self.after.append(f"{out.last} = {out.store}[0] if {self.steps} else None")
+        elif unknown:
+            self.before.append(f"{out.store} = np.empty({(0,) * (entry.inner_out.ndim + 1)!r}, dtype={dtype!r})")
+        if not (out.keeps_last_only and out.recurrent):
+            state["store"] = gen.param("s", out.store)
+            self.returned.append((state["store"], out.store))
+        if unknown:
+            rows = "1" if out.keeps_last_only else f"_scan_length({entry.ring!r}, 0, {loop.name('n')})"
+            state["rows"] = gen.param("m", rows)
+        return state
+
+    def _body(self) -> list[str]:
+        gen, args = self.gen, self.loop.args
+        gen.indent = 2
+        for (view, inner) in self.views:
+            self.names[inner] = gen.fresh()
+            gen.line(f"{self.names[inner]} = {view}[t]")
+        for out, state in zip(self.outputs, self.windows):
+            if not out.recurrent:
+                continue
+            for tap, inner in zip(out.entry.taps, out.entry.inner_in):
+                if state["window"]:
+                    self.names[inner] = state["window"][out.history + tap]
+                else:
+                    self.names[inner] = gen.fresh()
+                    gen.line(f"{self.names[inner]} = {state['taps']}[{out.history + tap} + t]")
+        results = gen.graph(self.loop.node.op.inner, self.names)
+        for out, state, value in zip(self.outputs, self.windows, results):
+            self._write(out, state, value)
+        shifts = [(w, w_next) for state, value in zip(self.windows, results) if state["window"]
+                  for w, w_next in zip(state["window"], state["window"][1:] + [value])]
+        first = len(self.outputs)
+        shifts += list(zip(self.shared_locals, results[first:first + len(self.shared_locals)]))
+        if shifts:
+            gen.line(f"{', '.join(a for a, _ in shifts)} = {', '.join(b for _, b in shifts)}")
+        if args.until is not None:
+            gen.line(f"if {results[-1]}:")
+            gen.line("    steps = t + 1")
+            gen.line("    break")
+        return gen.lines
+
+    def _write(self, out, state: dict, value: str) -> None:
+        """Check the row's shape (where types do not fix it) and store it."""
+        gen, entry = self.gen, out.entry
+        store = state.get("store")
+        ndim = entry.inner_out.type.ndim
+        if "rows" in state:
+            gen.line("if t == 0:")
+            gen.line(f"    {store} = np.empty(({state['rows']},) + {value}.shape, dtype=np.{entry.inner_out.dtype})")
+        if ndim and _shape_needs_check(self.loop, out):
+            expected = state["row_shape"] if out.recurrent else f"{store}.shape[1:]"
+            guard = "t == 0 and " if self.loop.stable and out.recurrent else ""
+            gen.line(f"if {guard}{value}.shape != {expected}:")
+            gen.line("    raise ValueError('scan: a step returned a row of another shape')")
+        if out.keeps_last_only and out.recurrent:
+            pass  # the newest window value is the result
+        elif out.keeps_last_only or entry.ring is not None:
+            gen.line(f"{store}[t % {store}.shape[0]] = {value}")
+        else:
+            gen.line(f"{store}[{out.history} + t] = {value}")
+        if out.recurrent and not state["window"]:
+            gen.line(f"{state['taps']}[{out.history} + t] = {value}")
+
+    def source(self, name: str = "kernel") -> str:
+        """The module: imports, scalar constants, the jitted kernel."""
+        flags = f"cache=True, error_model='numpy', nogil=True, boundscheck={self.gen.bounds_checked}"
+        returned = ", ".join(local for local, _ in self.returned)
+        head = ["import numpy as np", "import numba", ""] + self.gen.module_lines + [""]
+        body = [f"@numba.njit({flags})", f"def {name}({', '.join(self.gen.params)}):",
+                f"    steps = {self.n}", f"    for t in range({self.n}):"]
+        return "\n".join(head + body + self.body_lines + [f"    return ({returned},)", ""])
+
+    def call_lines(self, kernel: str) -> list[str]:
+        """Outer lines: placeholders, the call, the values read back."""
+        targets = ", ".join(outer for _, outer in self.returned)
+        return self.before + [f"{targets}, = {kernel}({', '.join(self.gen.args)})"] + self.after

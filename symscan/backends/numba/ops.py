@@ -1,0 +1,216 @@
+"""The numba op table: emitters writing code that numba compiles (inside a loop kernel).
+
+Numba types scalars by its own rules (int32 + int32 is int64 there), so every 0-d result is
+converted to its symscan dtype (``np.float32(...)``: free when the type already agrees), and
+the state a loop carries keeps its dtype. An op, or a form of an op, without an emitter here
+raises ``NotCompilable``: the loop then runs in the fast evaluator, with the reason reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from symscan.backends.numba.ufuncs import numpy_loop
+from symscan.scan.checks import AfterChecks
+from symscan.tensor.creation import Alloc
+from symscan.tensor.elemwise import Cast, Elemwise
+from symscan.tensor.math import Dot, MatMul, Reduce
+from symscan.tensor.shape import DimShuffle, MakeVector, Shape, SpecifyShape
+from symscan.tensor.subtensor import INT, NONE, IncSubtensor, Subtensor
+
+NUMBA_EMITTERS: dict[type, Callable] = {}
+
+
+class NotCompilable(Exception):
+    """The loop has something numba cannot run as written here; the message says what."""
+
+
+def numba_emits(*op_classes: type) -> Callable:
+    def register(fn: Callable) -> Callable:
+        for cls in op_classes:
+            NUMBA_EMITTERS[cls] = fn
+        return fn
+
+    return register
+
+
+def refuse(gen, node, ins, outs) -> None:
+    """The table's fallback: an op without a numba emitter."""
+    raise NotCompilable(f"no numba form for {node.op}")
+
+
+OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "//", "mod": "%",
+             "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "neq": "!=", "and_": "&", "or_": "|",
+             "xor": "^"}
+UFUNCS = {"pow": "power", "maximum": "maximum", "minimum": "minimum", "logaddexp": "logaddexp", "exp": "exp",
+          "log": "log", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
+          "tan": "tan", "tanh": "tanh", "abs": "absolute", "sign": "sign", "floor": "floor", "ceil": "ceil"}
+"""Elemwise names numba implements as the numpy ufunc, on arrays and on scalars."""
+
+
+def as_dtype(expr: str, dtype: str) -> str:
+    """A scalar expression converted to a symscan dtype (numba's own promotion differs)."""
+    return f"np.{'bool_' if dtype == 'bool' else dtype}({expr})"
+
+
+def _scalar(var) -> bool:
+    return var.type.ndim == 0
+
+
+@numba_emits(Elemwise)
+def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
+    name, out = node.op.name, node.outputs[0]
+    scalars = all(_scalar(v) for v in node.inputs)
+    if name in OPERATORS:
+        expr = f"({ins[0]} {OPERATORS[name]} {ins[1]})"
+    elif name == "neg":
+        expr = f"(-{ins[0]})"
+    elif name == "invert":
+        expr = f"(~{ins[0]})"
+    elif name in UFUNCS and (helper := _numpy_loop(gen, node)):
+        expr = f"{helper}({ins[0]})"
+    elif name in UFUNCS:
+        expr = f"np.{UFUNCS[name]}({', '.join(ins)})"
+    elif name == "switch":
+        expr = f"({ins[1]} if {ins[0]} else {ins[2]})" if scalars else f"np.where({', '.join(ins)})"
+    elif name == "sigmoid" and out.dtype.startswith("float"):
+        one = as_dtype("1", out.dtype)
+        expr = f"({one} / ({one} + np.exp(-{ins[0]})))"
+    elif name == "second" and scalars:
+        expr = ins[1]
+    else:
+        raise NotCompilable(f"no numba form for {node.op} on {[str(v.type) for v in node.inputs]}")
+    if out.type.ndim == 0:
+        expr = as_dtype(expr, out.dtype)
+    elif any(v.dtype != out.dtype for v in node.inputs) and name not in ("lt", "le", "gt", "ge", "eq", "neq"):
+        expr = f"{expr}.astype(np.{out.dtype})"  # mixed dtypes: numba's promotion may differ
+    gen.assign(node, outs[0], expr)
+
+
+def _numpy_loop(gen, node) -> str | None:
+    """The module-level name of numpy's own loop for a unary float op on an array (see
+    ``ufuncs``), or None."""
+    (x,), out = node.inputs, node.outputs[0]
+    if out.ndim == 0 or x.dtype != out.dtype or numpy_loop(node.op.name, out.dtype) is None:
+        return None
+    name = f"_npy_{node.op.name}_{out.dtype}"
+    line = f"{name} = numpy_loop({node.op.name!r}, {out.dtype!r})"
+    if line not in gen.module_lines:
+        gen.module_lines += ["from symscan.backends.numba.ufuncs import numpy_loop", line]
+    return name
+
+
+@numba_emits(Cast)
+def emit_cast(gen, node, ins: list[str], outs: list[str]) -> None:
+    dtype = node.op.dtype
+    if node.outputs[0].type.ndim == 0:
+        gen.line(f"{outs[0]} = {as_dtype(ins[0], dtype)}")
+    else:
+        gen.line(f"{outs[0]} = {ins[0]}.astype(np.{'bool_' if dtype == 'bool' else dtype})")
+
+
+@numba_emits(Dot, MatMul)
+def emit_dot(gen, node, ins: list[str], outs: list[str]) -> None:
+    a, b = node.inputs
+    if not (a.dtype.startswith("float") and a.dtype == b.dtype and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2):
+        raise NotCompilable(f"{node.op} of {a.type} and {b.type}: numba's dot takes 1-d/2-d floats of one dtype")
+    expr = f"np.dot({ins[0]}, {ins[1]})"
+    gen.line(f"{outs[0]} = {as_dtype(expr, node.outputs[0].dtype) if node.outputs[0].ndim == 0 else expr}")
+
+
+@numba_emits(Reduce)
+def emit_reduce(gen, node, ins: list[str], outs: list[str]) -> None:
+    op, x, out = node.op, node.inputs[0], node.outputs[0]
+    fn = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "mean": "mean", "all": "all", "any": "any"}
+    whole = op.axis is None or tuple(sorted(op.axis)) == tuple(range(x.ndim))
+    if whole and not op.keepdims and x.ndim > 0:
+        gen.line(f"{outs[0]} = {as_dtype(f'np.{fn[op.kind]}({ins[0]})', out.dtype)}")
+        return
+    if op.kind == "sum" and not op.keepdims and len(op.axis) == 1 and x.ndim > 1 and x.dtype.startswith("float"):
+        gen.line(f"{outs[0]} = np.sum({ins[0]}, axis={op.axis[0]})")
+        return
+    raise NotCompilable(f"no numba form for {op} of {x.type}")
+
+
+@numba_emits(Subtensor)
+def emit_subtensor(gen, node, ins: list[str], outs: list[str]) -> None:
+    gen.line(f"{outs[0]} = {ins[0]}[{basic_index(gen, node.op.spec, ins[1:])}]")
+    if node.outputs[0].ndim == 0:
+        gen.line(f"{outs[0]} = {as_dtype(outs[0], node.outputs[0].dtype)}")
+
+
+def basic_index(gen, spec, values: list[str]) -> str:
+    """An index of ints, slices and new axes (out of range: numba's bounds check raises)."""
+    parts, values = [], iter(values)
+    for entry in spec:
+        if entry == INT:
+            parts.append(f"int({next(values)})")
+            gen.bounds_checked = True
+        elif entry == NONE:
+            parts.append("None")
+        elif entry[0] == "slice":
+            bounds = [f"int({next(values)})" if present else "" for present in entry[1:]]
+            parts.append(":".join(bounds) if entry[3] else ":".join(bounds[:2]))
+        else:
+            raise NotCompilable(f"index entry {entry[0]}: numba indexes by ints, slices and new axes here")
+    return ", ".join(parts) + ("," if len(parts) == 1 else "")
+
+
+@numba_emits(IncSubtensor)
+def emit_inc_subtensor(gen, node, ins: list[str], outs: list[str]) -> None:
+    x, y, *values = ins
+    index = basic_index(gen, node.op.spec, values)
+    gen.line(f"{outs[0]} = {x}.copy()")
+    gen.line(f"{outs[0]}[{index}] {'=' if node.op.set_instead_of_inc else '+='} {y}")
+
+
+@numba_emits(DimShuffle)
+def emit_dimshuffle(gen, node, ins: list[str], outs: list[str]) -> None:
+    """Dropped axes are indexed at 0 (after checking they have length 1), then the kept
+    axes transposed, then new axes inserted."""
+    op, value = node.op, ins[0]
+    for axis in op.dropped:
+        gen.line(f"if {ins[0]}.shape[{axis}] != 1:")
+        gen.line(f"    raise ValueError('{op}: a dropped axis has a length other than 1')")
+    if op.dropped:
+        value = f"{value}[{', '.join('0' if a in op.dropped else ':' for a in range(op.input_ndim))},]"
+    kept = [a for a in op.new_order if a != "x"]
+    ranks = sorted(kept)
+    order = tuple(ranks.index(a) for a in kept)
+    if order != tuple(range(len(order))):
+        value = f"np.transpose({value}, {order})"
+    if "x" in op.new_order:
+        value += "[" + ", ".join("None" if a == "x" else ":" for a in op.new_order) + ",]"
+    if node.outputs[0].ndim == 0:
+        value = as_dtype(value, node.outputs[0].dtype)
+    gen.line(f"{outs[0]} = {value}")
+
+
+@numba_emits(Shape)
+def emit_shape(gen, node, ins: list[str], outs: list[str]) -> None:
+    if node.inputs[0].ndim == 0:
+        gen.line(f"{outs[0]} = np.empty(0, dtype=np.int64)")
+    else:
+        gen.line(f"{outs[0]} = np.array({ins[0]}.shape, dtype=np.int64)")
+
+
+@numba_emits(MakeVector)
+def emit_make_vector(gen, node, ins: list[str], outs: list[str]) -> None:
+    dtype = node.op.dtype
+    gen.line(f"{outs[0]} = np.array([{', '.join(as_dtype(i, dtype) for i in ins)}], dtype=np.{dtype})")
+
+
+@numba_emits(Alloc)
+def emit_alloc(gen, node, ins: list[str], outs: list[str]) -> None:
+    value, *lengths = ins
+    shape = ", ".join(f"int({n})" for n in lengths) + ("," if len(lengths) == 1 else "")
+    dtype = node.outputs[0].dtype
+    gen.line(f"{outs[0]} = np.empty(({shape}), dtype=np.{dtype})")
+    gen.line(f"{outs[0]}[...] = {value}")
+
+
+@numba_emits(AfterChecks, SpecifyShape)
+def emit_first_input(gen, node, ins: list[str], outs: list[str]) -> None:
+    if isinstance(node.op, SpecifyShape):
+        raise NotCompilable("specify_shape inside a loop")  # its check would need the reference message
+    gen.line(f"{outs[0]} = {ins[0]}")
