@@ -22,6 +22,10 @@ class Config:
     ``$SYMSCAN_MODE`` sets ``mode`` for a whole process (e.g. to run a test suite in mode
     "numba"), as ``THEANO_FLAGS=mode=...`` did.
 
+    ``numba_after``: seconds a function with loops runs in the default mode before its
+    numba version is built in the background to take over (None: never; ``$SYMSCAN_NUMBA_AFTER``,
+    "off" for None).
+
     ``debug_checks`` makes the rewriter re-check graph invariants after each rewrite; the
     test suite turns it on.
     """
@@ -31,6 +35,7 @@ class Config:
         self.debug_checks = False
         # the mode function() uses when none is given (a name or a Mode)
         self.mode = os.environ.get("SYMSCAN_MODE") or "fast"
+        self.numba_after = _seconds_or_none(os.environ.get("SYMSCAN_NUMBA_AFTER", "0.5"))
         self.scan = ScanConfig()
 
     @property
@@ -42,6 +47,10 @@ class Config:
         if value not in _FLOAT_DTYPES:
             raise ValueError(f"config.floatX must be one of {_FLOAT_DTYPES}, got {value!r}")
         self._floatX = value
+
+
+def _seconds_or_none(text: str) -> float | None:
+    return None if text.strip().lower() in ("off", "none", "") else float(text)
 
 
 config = Config()

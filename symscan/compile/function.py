@@ -16,6 +16,7 @@ import numpy as np
 import rewrites as rewriter
 from symscan.backends.fast import FastEvaluator
 from symscan.backends.reference import ReferenceEvaluator
+from symscan.backends.tiered import TieredEvaluator, worth_tiering
 from symscan.compile.modes import get_mode
 from symscan.gradient.verify import set_function_builder
 from symscan.graph.basic import Constant, SharedVariable, Variable, describe, png_of, set_eval_compiler
@@ -250,7 +251,8 @@ class Function:
         if self.mode.backend == "reference":
             return ReferenceEvaluator(self.fgraph)
         if self.mode.backend == "fast":
-            return FastEvaluator(self.fgraph, name=_identifier(self.name))
+            tiered = worth_tiering(self.fgraph)
+            return (TieredEvaluator if tiered else FastEvaluator)(self.fgraph, name=_identifier(self.name))
         if self.mode.backend == "numba":
             from symscan.backends.numba import NumbaEvaluator  # numba is an optional dependency
 
@@ -278,6 +280,16 @@ class Function:
     def rewrite_report(self) -> rewriter.RewriteReport:
         """What the rewriter did to this function's graph (fired and declined rules)."""
         return self._report
+
+    def backend_report(self) -> list[str]:
+        """How the loops run: in mode "numba", each loop's kernel or its reason to stay a Python
+        loop; in the default mode, whether the numba version has taken over (``state``)."""
+        evaluator = self._evaluate
+        lines = [str(r) for r in getattr(evaluator, "report", [])]
+        state = getattr(evaluator, "state", None)
+        if state is not None:
+            lines.append(f"tier: {state}")
+        return lines
 
     def __call__(self, *args):
         if len(args) != len(self.inputs):

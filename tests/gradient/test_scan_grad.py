@@ -11,8 +11,10 @@ import symscan.tensor as T
 from symscan.gradient import DisconnectedType, NullType
 from symscan.scan import Scan
 
-MODES = ("py", "fast", "onnxruntime")
-RANDOM_MODES = ("py", "fast")
+from modes_tested import NUMBA
+
+MODES = ("py", "fast", "onnxruntime") + (("numba",) if NUMBA else ())
+RANDOM_MODES = ("py", "fast") + (("numba",) if NUMBA else ())
 """Random draws have no ONNX export (the numpy generator stream has no ONNX equivalent)."""
 
 

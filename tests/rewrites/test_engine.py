@@ -174,7 +174,7 @@ def test_merge_with_shared_variables_and_updates(mode):
     np.testing.assert_array_equal(s.get_value(), [2.0, 4.0])
     assert f() == 12.0
     n_mul = sum(1 for n in f.fgraph.apply_nodes if n.op == Elemwise("mul"))
-    assert n_mul == (1 if mode == "fast" else 2)
+    assert n_mul == (2 if mode == "py" else 1)
 
 
 def test_merge_on_a_function_graph_directly():

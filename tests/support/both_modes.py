@@ -22,7 +22,9 @@ import numpy as np
 
 import symscan as ss
 
-MODES = ("py", "fast")
+from modes_tested import MODES_TESTED
+
+MODES = tuple(MODES_TESTED)
 
 
 class BothModes:

@@ -3,6 +3,8 @@ files use them)."""
 
 import numpy as np
 
+from modes_tested import NUMBA
+
 
 def central_difference(f, points: list, i: int, step: float = 1e-6) -> np.ndarray:
     """d f / d points[i], entry by entry: (f(p + h) - f(p - h)) / 2h, with points[i] as floats."""
@@ -51,7 +53,7 @@ def numpy_bptt(W, U, b, h0, xs, V, last=None):
     return [gW, gU, gb, carry if first == 0 else np.zeros_like(h0), gxs]
 
 
-MODES = ("py", "fast", "onnxruntime")
+MODES = ("py", "fast", "onnxruntime") + (("numba",) if NUMBA else ())
 
 
 def grads_in_modes(inputs, cost, wrt, points):

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-_LOADED: dict[str, object] = {}  # module name -> kernel (one import per process)
+_LOADED: dict[str, dict] = {}  # module name -> its namespace (one import per process)
 
 
 def cache_dir() -> Path:
@@ -40,24 +40,25 @@ def cached_on_disk(source: str) -> bool:
 
 
 def load_kernel(source: str, function: str = "kernel"):
-    """The jitted function defined in ``source`` (compiled on its first call)."""
+    """The jitted function ``function`` defined in ``source`` (compiled on its first call)."""
     name = module_name(source)
-    if name in _LOADED:
-        return _LOADED[name]
+    if name not in _LOADED:
+        _LOADED[name] = _import(name, source)
+    return _LOADED[name][function]
+
+
+def _import(name: str, source: str) -> dict:
     try:
         path = _write(name, source)
-    except OSError:
+    except OSError:  # no writable cache: compiled in memory, for this process only
         namespace: dict = {}
         exec(compile(source.replace("cache=True", "cache=False"), f"<{name}>", "exec"), namespace)
-        kernel = namespace[function]
-    else:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # numba's cache finds the module by name
-        spec.loader.exec_module(module)
-        kernel = getattr(module, function)
-    _LOADED[name] = kernel
-    return kernel
+        return namespace
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # numba's cache finds the module by name
+    spec.loader.exec_module(module)
+    return vars(module)
 
 
 def _write(name: str, source: str) -> Path:

@@ -91,13 +91,19 @@ class NumbaEvaluator(FastEvaluator):
                 _quiet_numba()
                 return super().__call__(inputs, shared)
         except KernelCompileError as err:
-            self.fallback_reason = f"numba could not compile a loop: {err}"
-            self.report.append(LoopReport("function", "fast", self.fallback_reason))
-            return self.fast(inputs, shared)
+            return self._fall_back(f"numba could not compile a loop: {err}", inputs, shared)
+        except NotImplementedError as err:
+            return self._fall_back(f"a kernel met a case it leaves to mode fast: {err}", inputs, shared)
         except Exception:
             # a kernel's check failed (or numba raised where numpy does not): the fast
             # evaluator gives mode fast's error, with its message, or the result
             return self.fast(inputs, shared)
+
+    def _fall_back(self, reason: str, inputs: Sequence, shared: dict | None) -> list:
+        """From now on the fast evaluator runs this function."""
+        self.fallback_reason = reason
+        self.report.append(LoopReport("function", "fast", reason))
+        return self.fast(inputs, shared)
 
     def __getstate__(self) -> dict:
         return {"fgraph": self.fgraph, "name": self.name}

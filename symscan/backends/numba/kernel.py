@@ -29,6 +29,7 @@ class KernelCodegen(Codegen):
         self.args: list[str] = []  # the outer expression for each parameter
         self.module_lines: list[str] = []
         self.bounds_checked = False
+        self.written_into: set[str] = set()  # values computed straight into their buffer row
 
     def fresh(self, prefix: str = "b") -> str:
         return super().fresh(prefix)
@@ -159,6 +160,10 @@ class LoopKernel:
                 else:
                     self.names[inner] = gen.fresh()
                     gen.line(f"{self.names[inner]} = {state['taps']}[{out.history + tap} + t]")
+        for out, state in zip(self.outputs, self.windows):
+            row = self._row(out, state)
+            if row is not None:
+                gen.out_slots.setdefault(out.entry.inner_out, row)
         results = gen.graph(self.loop.node.op.inner, self.names)
         for out, state, value in zip(self.outputs, self.windows, results):
             self._write(out, state, value)
@@ -173,6 +178,16 @@ class LoopKernel:
             gen.line("    steps = t + 1")
             gen.line("    break")
         return gen.lines
+
+    def _row(self, out, state: dict) -> str | None:
+        """The buffer row step t's value goes to, where the body may compute it in place:
+        rows nothing reads any more (a full buffer, or a ring longer than the taps reach)."""
+        entry, store = out.entry, state.get("store")
+        if store is None or "rows" in state or out.keeps_last_only or entry.inner_out.ndim == 0:
+            return None
+        if entry.ring is None:
+            return f"{store}[{out.history} + t]"
+        return f"{store}[t % {store}.shape[0]]" if entry.ring > out.history else None
 
     def _write(self, out, state: dict, value: str) -> None:
         """Check the row's shape (where types do not fix it) and store it."""
@@ -189,6 +204,8 @@ class LoopKernel:
             gen.line("    raise ValueError('scan: a step returned a row of another shape')")
         if out.keeps_last_only and out.recurrent:
             pass  # the newest window value is the result
+        elif value in gen.written_into and gen.out_slots.get(entry.inner_out) == self._row(out, state):
+            pass  # computed in its row
         elif out.keeps_last_only or entry.ring is not None:
             gen.line(f"{store}[t % {store}.shape[0]] = {value}")
         else:

@@ -12,10 +12,11 @@ from collections.abc import Callable
 
 from symscan.backends.numba.ufuncs import numpy_loop
 from symscan.scan.checks import AfterChecks
-from symscan.tensor.creation import Alloc
+from symscan.tensor.broadcast import SumToShape
+from symscan.tensor.creation import Alloc, Arange
 from symscan.tensor.elemwise import Cast, Elemwise
-from symscan.tensor.math import Dot, MatMul, Reduce
-from symscan.tensor.shape import DimShuffle, MakeVector, Shape, SpecifyShape
+from symscan.tensor.math import Dot, MatMul, Outer, Reduce
+from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape
 from symscan.tensor.subtensor import INT, NONE, IncSubtensor, Subtensor
 
 NUMBA_EMITTERS: dict[type, Callable] = {}
@@ -36,6 +37,10 @@ def numba_emits(*op_classes: type) -> Callable:
 
 def refuse(gen, node, ins, outs) -> None:
     """The table's fallback: an op without a numba emitter."""
+    from symscan.scan.op import Scan
+
+    if isinstance(node.op, Scan):
+        raise NotCompilable(f"a nested loop ({node.op}); the outer loop stays Python, the inner one is a kernel")
     raise NotCompilable(f"no numba form for {node.op}")
 
 
@@ -67,6 +72,11 @@ def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
         expr = f"(-{ins[0]})"
     elif name == "invert":
         expr = f"(~{ins[0]})"
+    elif name in UFUNCS and node.outputs[0] in gen.out_slots and (helper := _numpy_loop(gen, node, into=True)):
+        gen.line(f"{outs[0]} = {gen.out_slots[node.outputs[0]]}")  # the buffer row it is stored in
+        gen.line(f"{helper}({ins[0]}, {outs[0]})")
+        gen.written_into.add(outs[0])
+        return
     elif name in UFUNCS and (helper := _numpy_loop(gen, node)):
         expr = f"{helper}({ins[0]})"
     elif name in UFUNCS:
@@ -87,14 +97,14 @@ def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
     gen.assign(node, outs[0], expr)
 
 
-def _numpy_loop(gen, node) -> str | None:
+def _numpy_loop(gen, node, into: bool = False) -> str | None:
     """The module-level name of numpy's own loop for a unary float op on an array (see
-    ``ufuncs``), or None."""
-    (x,), out = node.inputs, node.outputs[0]
-    if out.ndim == 0 or x.dtype != out.dtype or numpy_loop(node.op.name, out.dtype) is None:
+    ``ufuncs``; ``into``: the variant writing into a given array), or None."""
+    x, out = node.inputs[0], node.outputs[0]
+    if len(node.inputs) != 1 or out.ndim == 0 or x.dtype != out.dtype or numpy_loop(node.op.name, out.dtype) is None:
         return None
-    name = f"_npy_{node.op.name}_{out.dtype}"
-    line = f"{name} = numpy_loop({node.op.name!r}, {out.dtype!r})"
+    name = f"_npy_{node.op.name}_{out.dtype}" + ("_into" if into else "")
+    line = f"{name} = numpy_loop({node.op.name!r}, {out.dtype!r}{', True' if into else ''})"
     if line not in gen.module_lines:
         gen.module_lines += ["from symscan.backends.numba.ufuncs import numpy_loop", line]
     return name
@@ -214,3 +224,43 @@ def emit_first_input(gen, node, ins: list[str], outs: list[str]) -> None:
     if isinstance(node.op, SpecifyShape):
         raise NotCompilable("specify_shape inside a loop")  # its check would need the reference message
     gen.line(f"{outs[0]} = {ins[0]}")
+
+
+@numba_emits(SumToShape)
+def emit_sum_to_shape(gen, node, ins: list[str], outs: list[str]) -> None:
+    """``x`` itself when nothing was broadcast, the usual case; a broadcast (a run-time
+    length of 1) raises NotImplementedError, which hands the function to the fast evaluator."""
+    x, like = node.inputs
+    if node.op.target_ndim(node) != x.ndim:
+        raise NotCompilable("sum_to over leading axes")
+    target = ins[1] if node.op.from_shape else f"{ins[1]}.shape"
+    for axis in range(x.ndim):
+        gen.line(f"if {ins[0]}.shape[{axis}] != {target}[{axis}]:")
+        gen.line("    raise NotImplementedError('symscan: sum_to over a broadcast axis')")
+    gen.line(f"{outs[0]} = {ins[0]}")
+
+
+@numba_emits(Outer)
+def emit_outer(gen, node, ins: list[str], outs: list[str]) -> None:
+    a, b = node.inputs
+    if not (a.ndim == b.ndim == 1 and a.dtype == b.dtype == node.outputs[0].dtype):
+        raise NotCompilable(f"outer of {a.type} and {b.type}")
+    gen.line(f"{outs[0]} = np.outer({ins[0]}, {ins[1]})")
+
+
+@numba_emits(Join)
+def emit_join(gen, node, ins: list[str], outs: list[str]) -> None:
+    dtype = node.outputs[0].dtype
+    if any(v.dtype != dtype for v in node.inputs):
+        raise NotCompilable(f"join of {[str(v.type) for v in node.inputs]}")
+    gen.line(f"{outs[0]} = np.concatenate(({', '.join(ins)},), axis={node.op.axis})")
+
+
+@numba_emits(Arange)
+def emit_arange(gen, node, ins: list[str], outs: list[str]) -> None:
+    dtype = node.outputs[0].dtype
+    if any(v.dtype.startswith("float") for v in node.inputs) or not dtype.startswith("int"):
+        raise NotCompilable("arange of floats")  # numpy's length rule for float steps
+    gen.line(f"if {ins[2]} == 0:")
+    gen.line("    raise ValueError('arange: step must not be zero')")
+    gen.line(f"{outs[0]} = np.arange(int({ins[0]}), int({ins[1]}), int({ins[2]})).astype(np.{dtype})")

@@ -62,8 +62,14 @@ _loop = types.ExternalFunction({symbol(name, dtype)!r}, types.void(types.voidptr
 
 @numba.njit(cache=True, nogil=True)
 def apply(x):
+    return apply_into(x, np.empty(x.shape, x.dtype))
+
+
+@numba.njit(cache=True, nogil=True)
+def apply_into(x, out):
+    if x.shape != out.shape or not out.flags.c_contiguous:
+        raise ValueError("symscan: a numpy loop's output row does not fit")
     x = np.ascontiguousarray(x)
-    out = np.empty_like(x)
     pointers = np.empty(2, np.intp)
     pointers[0] = x.ctypes.data
     pointers[1] = out.ctypes.data
@@ -77,14 +83,17 @@ def apply(x):
 '''
 
 
-def numpy_loop(name: str, dtype: str):
-    """The compiled helper applying numpy's loop to a float array, or None (not available,
-    or not bit for bit numpy's result)."""
+def numpy_loop(name: str, dtype: str, into: bool = False):
+    """The compiled helper applying numpy's loop to a float array (``into``: the variant
+    writing into a given array of the same shape), or None (not available, or not bit for bit
+    numpy's result)."""
     key = (name, dtype)
     if key not in _CHECKED:
         _CHECKED[key] = _checked_helper(name, dtype) if name in FAST_LOOPS and dtype in ("float32", "float64") \
             else None
-    return _CHECKED[key]
+    if _CHECKED[key] is None or not into:
+        return _CHECKED[key]
+    return load_kernel(helper_source(name, dtype), "apply_into")
 
 
 def _checked_helper(name: str, dtype: str):

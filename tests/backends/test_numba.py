@@ -1,0 +1,180 @@
+"""Mode "numba": loops compiled into numba kernels, checked against mode "py" and mode "fast";
+the per-loop fallback and its reason; errors as mode fast gives them; the on-disk cache; the
+default mode's tier."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import symscan as ss
+import symscan.tensor as T
+
+pytest.importorskip("numba")
+
+LOOPS = ["-push_out_seq", "-scan_to_accumulate", "-scan_to_linear_recurrence"]
+"""Keep loops as loops (no rewrite turns them into whole-array operations)."""
+
+
+def _agree(inputs, outputs, values, rewrites=None, **kwargs):
+    """Mode numba gives mode py's results (same dtype and shape, values to 1e-12) and mode
+    fast's bit for bit; returns the numba function."""
+    numba_f = ss.function(inputs, outputs, mode="numba", rewrites=rewrites, **kwargs)
+    fast = ss.function(inputs, outputs, mode="fast", rewrites=rewrites, **kwargs)
+    py = ss.function(inputs, outputs, mode="py", **kwargs)
+    got, want, fast_got = (f(*values) for f in (numba_f, py, fast))
+    for g, w, q in zip(*(r if isinstance(r, list) else [r] for r in (got, want, fast_got))):
+        assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w)
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(g, q)
+    return numba_f
+
+
+def _runs_in_numba(f) -> bool:
+    return all(line.endswith(": numba") for line in f.backend_report()) and f.backend_report()
+
+
+def test_elman_rnn_loop_is_one_kernel(rng):
+    X, W, b, h0 = T.tensor3("X"), T.matrix("W"), T.vector("b"), T.matrix("h0")
+    hs, _ = ss.scan(lambda x, h, W, b: T.tanh(x + T.dot(h, W) + b), sequences=X, outputs_info=h0,
+                    non_sequences=[W, b])
+    values = [rng.normal(size=(20, 4, 6)), rng.normal(size=(6, 6)) / 3, rng.normal(size=6), np.zeros((4, 6))]
+    f = _agree([X, W, b, h0], hs, values)
+    assert _runs_in_numba(f), f.backend_report()
+
+
+def test_taps_mit_sot_and_two_outputs(rng):
+    u, x0, y0, W = T.matrix("u"), T.matrix("x0"), T.vector("y0"), T.matrix("W")
+
+    def step(u_tm2, u_t, x_tm3, x_tm1, y_tm1, W):
+        x_t = T.tanh(T.dot(x_tm1, W) + u_t + u_tm2 + y_tm1)
+        return [x_t, T.dot(x_tm3, W)]
+
+    (xs, ys), _ = ss.scan(step, sequences=dict(input=u, taps=[-2, 0]),
+                          outputs_info=[dict(initial=x0, taps=[-3, -1]), y0], non_sequences=W)
+    values = [rng.normal(size=(12, 5)), rng.normal(size=(3, 5)), rng.normal(size=5), rng.normal(size=(5, 5)) / 3]
+    f = _agree([u, x0, y0, W], [xs, ys], values, rewrites=LOOPS)
+    assert _runs_in_numba(f), f.backend_report()
+
+
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_until_stops_the_kernel(go_backwards):
+    x0, limit = T.scalar("x0"), T.scalar("limit")
+    out, _ = ss.scan(lambda x, lim: (1.5 * x + 1, ss.until(1.5 * x + 1 > lim)), outputs_info=x0,
+                     non_sequences=limit, n_steps=50, go_backwards=go_backwards)
+    f = _agree([x0, limit], out, [np.float64(1.0), np.float64(100.0)])
+    assert _runs_in_numba(f), f.backend_report()
+    assert f(np.float64(1.0), np.float64(1e300)).shape == (50,)
+
+
+def test_ring_of_the_last_step_and_map_of_unknown_row_shape(rng):
+    A, k = T.vector("A"), T.iscalar("k")
+    result, _ = ss.scan(lambda p, A: T.sin(p) * A, outputs_info=T.ones_like(A), non_sequences=A, n_steps=k)
+    f = _agree([A, k], result[-1], [np.linspace(0.5, 1.5, 7), np.int32(9)], rewrites=LOOPS)
+    assert _runs_in_numba(f), f.backend_report()
+    assert "rings=1" in str(f.fgraph.outputs[0].owner.inputs[0].owner.op)
+    M = T.matrix("M")
+    rows, _ = ss.scan(lambda r: T.exp(r) * 2.0, sequences=M)
+    g = _agree([M], [rows, rows[-1]], [rng.normal(size=(6, 3))], rewrites=LOOPS)
+    assert _runs_in_numba(g), g.backend_report()
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+def test_integer_state_keeps_its_dtype_and_wraps_as_numpy():
+    """numba adds int32 scalars as int64; the kernel keeps the state int32, so it wraps."""
+    x0 = T.iscalar("x0")
+    out, _ = ss.scan(lambda x: x * np.int32(3) + np.int32(1), outputs_info=x0, n_steps=40)
+    f = _agree([x0], out, [np.int32(7)], rewrites=LOOPS)
+    assert f(np.int32(7)).dtype == np.int32
+    assert _runs_in_numba(f), f.backend_report()
+
+
+def test_float32_loop(rng):
+    x, h0 = T.fmatrix("x"), T.fvector("h0")
+    hs, _ = ss.scan(lambda x_t, h: T.tanh(x_t * h + np.float32(0.5)), sequences=x, outputs_info=h0)
+    f = _agree([x, h0], hs, [rng.normal(size=(9, 4)).astype("float32"), np.ones(4, dtype="float32")],
+               rewrites=LOOPS)
+    assert f(np.ones((2, 4), "float32"), np.ones(4, "float32")).dtype == np.float32
+
+
+def test_a_loop_numba_cannot_run_stays_python_with_the_reason():
+    srng = ss.RandomStream(seed=3)
+    out, updates = ss.scan(lambda acc: acc + srng.normal(size=()), outputs_info=T.constant(0.0), n_steps=5)
+    f = ss.function([], out, updates=updates, mode="numba")
+    (line,) = f.backend_report()
+    assert line.endswith(")") and ": fast (" in line and "random generator" in line
+    g = ss.function([], out, updates=updates, mode="fast")
+    assert f().shape == g().shape == (5,)
+
+
+def test_a_failing_check_gives_mode_fasts_error():
+    """A step whose row changes shape: the kernel's check fails, and the error is mode fast's
+    (the call is run again there), naming the output and the step."""
+    x0, n = T.vector("x0"), T.iscalar("n")
+    out, _ = ss.scan(lambda x: T.concatenate([x, x])[: x.shape[0] + 1], outputs_info=x0, n_steps=n)
+    f = ss.function([x0, n], out, mode="numba")
+    fast = ss.function([x0, n], out, mode="fast")
+    with pytest.raises(ValueError) as fast_error:
+        fast(np.ones(3), np.int32(4))
+    with pytest.raises(ValueError) as numba_error:
+        f(np.ones(3), np.int32(4))
+    assert str(numba_error.value) == str(fast_error.value)
+
+
+def test_an_index_out_of_range_in_a_loop_raises_as_in_mode_fast():
+    x, i = T.matrix("x"), T.iscalar("i")
+    out, _ = ss.scan(lambda row, i: row[i] * 2.0, sequences=x, non_sequences=i)
+    f = _agree([x, i], out, [np.ones((4, 3)), np.int32(-1)], rewrites=LOOPS)
+    assert _runs_in_numba(f), f.backend_report()
+    with pytest.raises(IndexError):
+        f(np.ones((4, 3)), np.int32(3))
+
+
+def _child(cache: str, code: str) -> str:
+    env = dict(os.environ, SYMSCAN_CACHE_DIR=cache)
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                            cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_a_second_process_loads_the_kernel_from_the_disk_cache(tmp_path):
+    code = """
+        import numpy as np, symscan as ss, symscan.tensor as T
+        from symscan.backends.numba import cache
+        x = T.vector("x")
+        out, _ = ss.scan(lambda v, s: T.tanh(s + v), sequences=x, outputs_info=T.constant(0.0))
+        f = ss.function([x], out, mode="numba", rewrites=["-vectorize", "-scan_to_accumulate"])
+        f(np.arange(5.0))
+        (kernel,) = [m["kernel"] for m in cache._LOADED.values() if "kernel" in m]
+        print(kernel.stats.cache_hits and sum(kernel.stats.cache_hits.values()),
+              sum(kernel.stats.cache_misses.values()))
+    """
+    first = _child(str(tmp_path), code)
+    second = _child(str(tmp_path), code)
+    assert first.split()[1] != "0"  # compiled (a miss) in the first process
+    assert second.split() == ["1", "0"]  # loaded, not compiled, in the second
+
+
+def test_default_mode_hands_over_to_numba_when_the_loop_has_run_long_enough(rng, monkeypatch):
+    monkeypatch.setattr(ss.config, "numba_after", 0.0)
+    X, W, h0 = T.tensor3("X"), T.matrix("W"), T.matrix("h0")
+    hs, _ = ss.scan(lambda x, h, W: T.tanh(x + T.dot(h, W)), sequences=X, outputs_info=h0, non_sequences=W)
+    f = ss.function([X, W, h0], hs)
+    values = [rng.normal(size=(10, 3, 4)), rng.normal(size=(4, 4)), np.zeros((3, 4))]
+    first = f(*values)
+    assert f.backend_report()[-1] in ("tier: compiling", "tier: numba")
+    assert f._evaluate.wait(120) == "numba"
+    np.testing.assert_array_equal(f(*values), first)
+    assert f._evaluate.compiled is not None
+
+
+def test_default_mode_without_loops_never_tiers(monkeypatch):
+    monkeypatch.setattr(ss.config, "numba_after", 0.0)
+    x = T.vector("x")
+    f = ss.function([x], T.exp(x).sum())
+    f(np.ones(3))
+    assert f.backend_report() == []
