@@ -10,6 +10,7 @@ names the node and the values, exactly as mode "fast" reports it.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,7 +48,8 @@ def run_kernel(kernel, *args):
     try:
         return kernel(*args)
     except NumbaError as err:
-        raise KernelCompileError(str(err).strip().splitlines()[0]) from err
+        where = getattr(sys.modules.get(kernel.py_func.__module__), "__file__", "in memory")
+        raise KernelCompileError(f"{str(err).strip().splitlines()[0]} (kernel: {where})") from err
 
 
 class NumbaEvaluator(FastEvaluator):
@@ -57,9 +59,8 @@ class NumbaEvaluator(FastEvaluator):
         self.report: list[LoopReport] = []
         self._fast: FastEvaluator | None = None
         self.fallback_reason: str | None = None
-        with warnings.catch_warnings():
-            _quiet_numba()
-            super().__init__(fgraph, name)
+        _quiet_numba()
+        super().__init__(fgraph, name)
 
     def emitters(self) -> dict:
         return {**EMITTERS, Scan: self._emit_scan}
@@ -87,9 +88,7 @@ class NumbaEvaluator(FastEvaluator):
         if self.fallback_reason is not None:
             return self.fast(inputs, shared)
         try:
-            with warnings.catch_warnings():
-                _quiet_numba()
-                return super().__call__(inputs, shared)
+            return super().__call__(inputs, shared)
         except KernelCompileError as err:
             return self._fall_back(f"numba could not compile a loop: {err}", inputs, shared)
         except NotImplementedError as err:
@@ -119,7 +118,10 @@ def _kernel_loop(loop, n: str, views, outputs, shared: list[str], steps: str) ->
 
 
 def _quiet_numba() -> None:
-    """Numba's performance hints (a dot on a non-contiguous view) are not the user's concern."""
+    """Numba's performance hints (a dot on a non-contiguous view) are not the user's concern.
+    One process-wide filter, installed once: ``catch_warnings`` is not thread-safe, and the
+    default mode builds numba versions in a background thread."""
     from numba.core.errors import NumbaPerformanceWarning
 
-    warnings.simplefilter("ignore", NumbaPerformanceWarning)
+    if not any(f[2] is NumbaPerformanceWarning and f[0] == "ignore" for f in warnings.filters):
+        warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)

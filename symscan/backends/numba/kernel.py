@@ -106,7 +106,8 @@ class LoopKernel:
         self.windows = [self._state(i, out) for i, out in enumerate(outputs)]
         self.shared_locals = []
         for entry, name in zip(args.shared, shared):
-            self.names[entry.inner_in] = local = self.gen.param("h", name)
+            value = f"np.asarray({name})[()]" if entry.outer.type.ndim == 0 else name  # a numba scalar
+            self.names[entry.inner_in] = local = self.gen.param("h", value)
             self.shared_locals.append(local)
             self.returned.append((local, name))
         for entry in args.non_seqs:

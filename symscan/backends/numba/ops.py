@@ -86,8 +86,12 @@ def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
     elif name == "sigmoid" and out.dtype.startswith("float"):
         one = as_dtype("1", out.dtype)
         expr = f"({one} / ({one} + np.exp(-{ins[0]})))"
+    elif name == "clip":  # numpy's definition, NaN included
+        expr = f"np.minimum(np.maximum({ins[0]}, {ins[1]}), {ins[2]})"
     elif name == "second" and scalars:
         expr = ins[1]
+    elif name == "second" and node.inputs[1].ndim == 0:  # fill: the scalar in a's shape
+        expr = f"np.full({ins[0]}.shape, {as_dtype(ins[1], out.dtype)})"
     else:
         raise NotCompilable(f"no numba form for {node.op} on {[str(v.type) for v in node.inputs]}")
     if out.type.ndim == 0:
