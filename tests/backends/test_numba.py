@@ -102,10 +102,11 @@ def test_float32_loop(rng):
 
 def test_a_loop_numba_cannot_run_stays_python_with_the_reason():
     srng = ss.RandomStream(seed=3)
-    out, updates = ss.scan(lambda acc: acc + srng.normal(size=()), outputs_info=T.constant(0.0), n_steps=5)
+    out, updates = ss.scan(lambda acc: acc + srng.choice(np.arange(4.0), size=()), outputs_info=T.constant(0.0),
+                           n_steps=5)
     f = ss.function([], out, updates=updates, mode="numba")
     (line,) = f.backend_report()
-    assert line.endswith(")") and ": fast (" in line and "random generator" in line
+    assert line.endswith(")") and ": fast (" in line and "choice" in line
     g = ss.function([], out, updates=updates, mode="fast")
     assert f().shape == g().shape == (5,)
 
@@ -178,3 +179,59 @@ def test_default_mode_without_loops_never_tiers(monkeypatch):
     f = ss.function([x], T.exp(x).sum())
     f(np.ones(3))
     assert f.backend_report() == []
+
+
+@pytest.mark.parametrize("draw", ["normal", "uniform", "integers", "binomial"])
+def test_a_sampler_loop_draws_numpys_stream(draw):
+    """The kernel draws from (a copy of) the generator in place: the same numbers as mode fast,
+    and the same new generator state."""
+    srng = ss.RandomStream(seed=11)
+    make = {"normal": lambda: srng.normal(size=(3,), avg=1.0, std=2.0), "uniform": lambda: srng.uniform(size=(3,)),
+            "integers": lambda: srng.integers(0, 9, size=(3,)).astype("float64"),
+            "binomial": lambda: srng.binomial(size=(3,), n=5, p=0.25).astype("float64")}[draw]
+    out, updates = ss.scan(lambda acc: acc + make(), outputs_info=T.zeros(3), n_steps=6)
+    f = ss.function([], out, updates=updates, mode="numba")
+    assert _runs_in_numba(f), f.backend_report()
+    (gen_var,) = [v for v in updates]
+    start = gen_var.get_value()
+    got = f()
+    after = gen_var.get_value()
+    gen_var.set_value(start)
+    want = ss.function([], out, updates=updates, mode="fast")()
+    np.testing.assert_array_equal(got, want)
+    assert after.bit_generator.state == gen_var.get_value().bit_generator.state
+
+
+def test_a_draw_with_parameters_numpy_refuses_raises_numpys_error():
+    srng, s = ss.RandomStream(seed=2), T.scalar("s")
+    out, updates = ss.scan(lambda acc, s: acc + srng.normal(avg=0.0, std=s), outputs_info=T.constant(0.0),
+                           non_sequences=s, n_steps=4)
+    f = ss.function([s], out, updates=updates, mode="numba")
+    assert _runs_in_numba(f), f.backend_report()
+    assert f(np.float64(1.0)).shape == (4,)
+    with pytest.raises(ValueError, match="scale < 0"):
+        f(np.float64(-1.0))
+
+
+def test_gibbs_sampling_with_a_probability_per_unit(rng):
+    """The Theano guide's sampler: binomial draws with one probability per unit (numpy walks
+    the broadcast parameters in C order; the kernel draws element by element the same way)."""
+    W, bv, bh, v0 = T.matrix("W"), T.vector("bvis"), T.vector("bhid"), T.vector("v0")
+    srng = ss.RandomStream(seed=7)
+
+    def gibbs(v, W, bv, bh):
+        h = srng.binomial(size=bh.shape, n=1, p=T.sigmoid(T.dot(v, W) + bh)).astype("float64")
+        return srng.binomial(size=v.shape, n=1, p=T.sigmoid(T.dot(h, W.T) + bv)).astype("float64")
+
+    chain, updates = ss.scan(gibbs, outputs_info=v0, non_sequences=[W, bv, bh], n_steps=8)
+    f = ss.function([W, bv, bh, v0], chain, updates=updates, mode="numba")
+    assert _runs_in_numba(f), f.backend_report()
+    values = [rng.normal(size=(5, 3)), rng.normal(size=5), rng.normal(size=3), np.ones(5)]
+    starts = {var: var.get_value() for var in updates}
+    got = f(*values)
+    after = {var: var.get_value().bit_generator.state for var in updates}
+    for var, value in starts.items():
+        var.set_value(value)
+    np.testing.assert_array_equal(got, ss.function([W, bv, bh, v0], chain, updates=updates, mode="fast")(*values))
+    assert after == {var: var.get_value().bit_generator.state for var in updates}
+    assert 0 < got.sum() < got.size  # both outcomes occur: the draws are not all alike

@@ -10,12 +10,16 @@ in the kernel; the evaluator then reruns the call in the fast evaluator for the 
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from symscan.backends.fast.codegen import Codegen
 from symscan.backends.fast.loops import _shape_needs_check
 from symscan.backends.numba.ops import NUMBA_EMITTERS, NotCompilable, refuse
+from symscan.graph.type import TensorType
 from symscan.tensor.elemwise import Elemwise
+from symscan.tensor.random import GeneratorType
 
 
 class KernelCodegen(Codegen):
@@ -75,6 +79,14 @@ class KernelCodegen(Codegen):
         return name
 
 
+def _check_generators_flow(body) -> None:
+    """A kernel draws from a generator in place, which is what the body's functional draws
+    (each from a copy) compute only when every generator state is read once."""
+    for var, clients in body.clients.items():
+        if isinstance(var.type, GeneratorType) and len(clients) > 1:
+            raise NotCompilable("a random generator state read twice in one step")
+
+
 def scalar_literal(value) -> str:
     """Exact source for a numpy scalar (floats by their hex form: inf and nan included)."""
     dtype = value.dtype
@@ -93,9 +105,11 @@ class LoopKernel:
     def __init__(self, loop, n: str, views, outputs, shared: list[str], steps: str) -> None:
         self.loop, self.outputs, self.shared_names, self.steps = loop, outputs, shared, steps
         args = loop.args
-        if any(not hasattr(e.outer.type, "dtype") for e in args.shared) or \
-                any(not hasattr(e.outer.type, "dtype") for e in args.non_seqs):
-            raise NotCompilable("a shared or non-sequence value that is not a tensor (e.g. a random generator)")
+        if any(not hasattr(e.outer.type, "dtype") for e in args.non_seqs):
+            raise NotCompilable("a random generator as a non-sequence (each step draws from its same state)")
+        if any(not isinstance(e.outer.type, (TensorType, GeneratorType)) for e in args.shared):
+            raise NotCompilable("a shared value that is neither a tensor nor a random generator")
+        _check_generators_flow(loop.node.op.inner)
         self.gen = KernelCodegen(loop.gen)
         self.n = self.gen.param("n", n)
         self.before: list[str] = []  # outer lines before the call
@@ -106,7 +120,10 @@ class LoopKernel:
         self.windows = [self._state(i, out) for i, out in enumerate(outputs)]
         self.shared_locals = []
         for entry, name in zip(args.shared, shared):
-            value = f"np.asarray({name})[()]" if entry.outer.type.ndim == 0 else name  # a numba scalar
+            if isinstance(entry.outer.type, GeneratorType):  # drawn from in place: a copy, as perform draws
+                value = f"{loop.gen.bind(copy.deepcopy, 'deepcopy')}({name})"
+            else:
+                value = f"np.asarray({name})[()]" if entry.outer.type.ndim == 0 else name  # a numba scalar
             self.names[entry.inner_in] = local = self.gen.param("h", value)
             self.shared_locals.append(local)
             self.returned.append((local, name))

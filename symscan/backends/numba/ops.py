@@ -16,6 +16,7 @@ from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Alloc, Arange
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.math import Dot, MatMul, Outer, Reduce
+from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape
 from symscan.tensor.subtensor import INT, NONE, IncSubtensor, Subtensor
 
@@ -268,3 +269,61 @@ def emit_arange(gen, node, ins: list[str], outs: list[str]) -> None:
     gen.line(f"if {ins[2]} == 0:")
     gen.line("    raise ValueError('arange: step must not be zero')")
     gen.line(f"{outs[0]} = np.arange(int({ins[0]}), int({ins[1]}), int({ins[2]})).astype(np.{dtype})")
+
+
+DRAWS = {"normal": "{1} < 0", "uniform": "not np.isfinite({1} - {0}) or {1} - {0} < 0",
+         "integers": "{1} <= {0}", "binomial": "{0} < 0 or not ({1} >= 0 and {1} <= 1)"}
+"""Distributions numba's Generator draws exactly as numpy's does (same stream, same values),
+each with the parameters numpy refuses (numba does not check them; the kernel does, and the
+fast evaluator then raises numpy's error)."""
+
+
+@numba_emits(RandomVariable)
+def emit_random(gen, node, ins: list[str], outs: list[str]) -> None:
+    """A draw from the generator in place (the kernel passes a copy in; see kernel.py)."""
+    op = node.op
+    rng, size, *params = ins
+    if op.distribution not in DRAWS or len(params) != 2:
+        raise NotCompilable(f"a draw numba does not make as numpy does: {op}")
+    gen.line(f"{outs[0]} = {rng}")
+    if any(v.ndim for v in node.inputs[2:]):
+        _elementwise_draws(gen, node, ins, outs[1])
+        return
+    length = node.inputs[1].type.shape[0] if op.has_size else 0
+    if length is None:
+        raise NotCompilable(f"{op} of a size whose length is not known")
+    shape = ", ".join(f"int({size}[{i}])" for i in range(length)) + ("," if length == 1 else "")
+    args = ", ".join(params + ([f"({shape})"] if length else []))
+    _check_parameters(gen, op.distribution, params)
+    draw = f"{rng}.{op.distribution}({args})"
+    dtype = node.outputs[1].dtype
+    gen.line(f"{outs[1]} = {draw}.astype(np.{dtype})" if length else f"{outs[1]} = {as_dtype(draw, dtype)}")
+
+
+def _check_parameters(gen, distribution: str, params: list[str]) -> None:
+    gen.line(f"if {DRAWS[distribution].format(*params)}:")
+    gen.line(f"    raise ValueError('symscan: {distribution}: parameters numpy refuses')")
+
+
+def _elementwise_draws(gen, node, ins: list[str], out: str) -> None:
+    """Parameters of several elements: one scalar draw per element in C order, which is how
+    numpy's Generator walks broadcast parameters (the same stream)."""
+    op, (rng, size, *params) = node.op, ins
+    if op.has_size and node.inputs[1].type.shape[0] is None:
+        raise NotCompilable(f"{op} of a size whose length is not known")
+    if op.has_size:
+        length = node.inputs[1].type.shape[0]
+        shape = "(" + ", ".join(f"int({size}[{i}])" for i in range(length)) + ("," if length == 1 else "") + ")"
+    else:
+        shape = f"np.broadcast_shapes({', '.join(f'np.shape({p})' for p in params)})"
+    shape_name, index = gen.fresh("shape"), gen.fresh("i")
+    wide = [gen.fresh("param") for _ in params]
+    gen.line(f"{shape_name} = {shape}")
+    for name, param in zip(wide, params):
+        gen.line(f"{name} = np.broadcast_to({param}, {shape_name})")
+    gen.line(f"{out} = np.empty({shape_name}, dtype=np.{node.outputs[1].dtype})")
+    gen.line(f"for {index} in np.ndindex({shape_name}):")
+    gen.indent += 1
+    _check_parameters(gen, op.distribution, [f"{w}[{index}]" for w in wide])
+    gen.line(f"{out}[{index}] = {rng}.{op.distribution}({', '.join(f'{w}[{index}]' for w in wide)})")
+    gen.indent -= 1
