@@ -198,8 +198,7 @@ against it (rtol 1e-8, atol 1e-12 times the gradient's largest entry) before it 
 PyTensor is `pytensor.grad` in its default mode (Numba), JAX `jax.jit(jax.grad(cost))` over
 `lax.scan`. symscan "py" is skipped for G3 (one call takes seconds). Building symscan's gradient
 function is `ss.grad` then `ss.function` (the target is ss.function <= 50 ms), each timed once per
-workload in one process: the first workload's includes importing sympy, which the rewriter loads
-lazily. Time to first result includes both, and for PyTensor Numba's compilation (much shorter
+workload in one process. Time to first result includes both, and for PyTensor Numba's compilation (much shorter
 with a warm on-disk cache).
 """
 

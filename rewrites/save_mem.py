@@ -3,8 +3,9 @@ its end (``out[-1]``, ``out[-k:]``, ``out[n_steps - 1]``, a reduce's final value
 
 The output's buffer becomes a ring of the needed length ``k`` (the loop still keeps as many
 rows as its taps need), the node's output becomes "the last k steps", and each read is
-rewritten against it. Indices written in terms of n_steps are resolved with sympy (imported on first use: it
-takes longer to import than the rest of symscan together).
+rewritten against it. Indices written in terms of n_steps are resolved by expanding them
+into integer polynomials in n_steps (``IndexPolynomial``): ``n_steps - 1``, ``(k + 2) - 3``,
+``2 * k - k - 1`` all become n - 1, without a symbolic algebra library.
 """
 
 from __future__ import annotations
@@ -22,27 +23,58 @@ from symscan.tensor.subtensor import INT, Subtensor
 
 
 # ---------------------------------------------------------------------------- index arithmetic
-def to_sympy(var: Variable, n_steps: Variable, steps_view: Variable | None, symbols: dict):
-    """``var`` (an integer scalar expression) as a sympy expression; n_steps is the symbol n."""
-    import sympy
+class IndexPolynomial(dict):
+    """An integer polynomial: {monomial: coefficient}, a monomial being a sorted tuple of atoms
+    ("n" for n_steps, or the id of a variable whose value is unknown); () is the constant."""
 
+    @classmethod
+    def atom(cls, key) -> IndexPolynomial:
+        return cls({(key,): 1})
+
+    @classmethod
+    def number(cls, value: int) -> IndexPolynomial:
+        return cls({(): value} if value else {})
+
+    def __add__(self, other: IndexPolynomial) -> IndexPolynomial:
+        total = IndexPolynomial(self)
+        for monomial, c in other.items():
+            total[monomial] = total.get(monomial, 0) + c
+        return IndexPolynomial({m: c for m, c in total.items() if c})
+
+    def __neg__(self) -> IndexPolynomial:
+        return IndexPolynomial({m: -c for m, c in self.items()})
+
+    def __sub__(self, other: IndexPolynomial) -> IndexPolynomial:
+        return self + -other
+
+    def __mul__(self, other: IndexPolynomial) -> IndexPolynomial:
+        total = IndexPolynomial()
+        for m1, c1 in self.items():
+            for m2, c2 in other.items():
+                total = total + IndexPolynomial({tuple(sorted(m1 + m2, key=str)): c1 * c2})
+        return total
+
+
+def index_polynomial(var: Variable, n_steps: Variable, steps_view: Variable | None) -> IndexPolynomial:
+    """``var`` (an integer scalar expression) expanded as a polynomial in n_steps ("n") and the
+    variables it cannot see through."""
     if isinstance(var, Constant):
-        return sympy.Integer(int(var.data))
+        return IndexPolynomial.number(int(var.data))
     node = var.owner
     if var is n_steps or _same_through_casts(var, n_steps):
-        return _n(symbols)
+        return IndexPolynomial.atom("n")
     if node is not None and isinstance(node.op, Cast):
-        return to_sympy(node.inputs[0], n_steps, steps_view, symbols)
+        return index_polynomial(node.inputs[0], n_steps, steps_view)
     if node is not None and isinstance(node.op, Subtensor) and node.op.spec == (INT,):
         source = node.inputs[0].owner
         if (source is not None and isinstance(source.op, Shape) and source.inputs[0] is steps_view
                 and static_int(node.inputs[1]) == 0):
-            return _n(symbols)
+            return IndexPolynomial.atom("n")
     if node is not None and isinstance(node.op, Elemwise) and node.op.name in ("add", "sub", "mul", "neg"):
-        args = [to_sympy(v, n_steps, steps_view, symbols) for v in node.inputs]
+        args = [index_polynomial(v, n_steps, steps_view) for v in node.inputs]
         return {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
                 "neg": lambda a: -a}[node.op.name](*args)
-    return symbols.setdefault(id(var), sympy.Symbol(f"v{len(symbols)}", integer=True))
+    return IndexPolynomial.atom(id(var))
 
 
 def _same_through_casts(var: Variable, target: Variable) -> bool:
@@ -63,19 +95,10 @@ def relative_index(index: Variable, args: ScanArgs, steps_view: Variable) -> int
     if value is not None:  # a non-negative index is relative only when n_steps is a constant
         steps = static_int(args.n_steps)
         return value - steps if steps is not None and value < steps else None
-    import sympy
-
-    symbols: dict = {}
-    offset = sympy.simplify(to_sympy(index, args.n_steps, steps_view, symbols) - _n(symbols))
+    offset = index_polynomial(index, args.n_steps, steps_view) - IndexPolynomial.atom("n")
     # n - k is the k-th row from the end while it is a valid index; for k > 1 and a run of
     # fewer than k steps it wraps to another row, so only n - 1 is rewritten
-    return -1 if offset == -1 else None
-
-
-def _n(symbols: dict):
-    import sympy
-
-    return symbols.setdefault("n", sympy.Symbol("n", integer=True, nonnegative=True))
+    return -1 if offset == {(): -1} else None
 
 
 # ---------------------------------------------------------------------------- reads of an output
