@@ -1,8 +1,10 @@
 """``python -m benchmarks``: W1-W9 in every available system, side by side in one run.
 
-Systems: symscan "fast", "py" and "onnxruntime" (the optimised graph exported to ONNX), the
-hand-written numpy loop, and (with the ``bench``
-extra) PyTensor's default mode (Numba) and C backend (``mode="CVM"``) and JAX (jit).
+Systems: symscan "fast", "numba" (loops compiled by numba), "default" (the default mode once
+its numba version has taken over, see symscan/backends/tiered.py), "py" and "onnxruntime" (the
+optimised graph exported to ONNX), the hand-written numpy loop, and (with the ``bench`` extra)
+PyTensor's default mode (Numba) and C backend (``mode="CVM"``) and JAX (jit). Fresh-process
+build and compile times (numba's kernel cache cold and warm) come last (compile_times.py).
 Every system's result is checked against the numpy loop before it is timed; run times are
 medians of interleaved repeats after a warm-up call; "first" is the time from building the
 function to its first result (compilation included); peak memory is that of one W1 call at
@@ -153,8 +155,10 @@ and `--systems fast,numpy` narrow it; `--grad` runs the gradient benchmarks inst
 Workloads (float64, fixed seeds) are defined in `workloads.py`, the peers' versions in `peers.py`.
 Every system's result is checked against the hand-written numpy loop before it is timed.
 "numpy" is that loop: the practical limit of a Python loop over numpy; PyTensor runs in its
-default mode (Numba) and with its C backend (`mode="CVM"`), JAX under `jax.jit`. The machine
-is shared and noisy: compare columns within a run, not across runs.
+default mode (Numba) and with its C backend (`mode="CVM"`), JAX under `jax.jit`. symscan's
+"numba" is mode numba (each loop a numba kernel), "default" the default mode after its numba
+version took over in the background. The machine is shared and noisy: compare columns within
+a run, not across runs.
 
 """
 

@@ -22,7 +22,7 @@ from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.math import Dot
 from symscan.tensor.shape import DimShuffle, Flatten, Reshape, SpecifyShape
-from symscan.tensor.subtensor import Subtensor
+from symscan.tensor.subtensor import IncSubtensor, Subtensor
 
 VIEW_OPS = (DimShuffle, Subtensor, Reshape, Flatten, SpecifyShape, CheckSequenceLength, CheckRowShape, InitialRows,
             CheckStepShape, AfterChecks, GradientMarker, SumToShape)
@@ -62,6 +62,9 @@ def mark_inplace(fgraph):
                     node.tag["inplace"] = position
                     marked.append((node.outputs[0], node.outputs[0], f"{node.op} overwrites input {position}"))
                     break
+        elif isinstance(node.op, IncSubtensor) and "inplace" not in node.tag and _overwritable(fgraph, node, 0):
+            node.tag["inplace"] = 0  # fresh memory (e.g. np.zeros) nothing else reads: no copy of the base
+            marked.append((node.outputs[0], node.outputs[0], f"{node.op} writes into its base"))
     if getattr(fgraph, "is_loop_body", False):
         marked += _mark_buffer_writes(fgraph)
     return marked

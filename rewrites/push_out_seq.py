@@ -21,12 +21,14 @@ from rewrites.scan_utils import (
     steps_known_non_negative,
 )
 from rewrites.vectorize import NotVectorizable, batchable, vectorize
+from rewrites.vectorize_subtensor import INDEXING, indexing_unbatchable
 from symscan.graph.basic import Constant, Variable
 from symscan.graph.traversal import toposort
 from symscan.scan.args import ScanArgs, SequenceEntry
 from symscan.scan.checks import CheckSequenceLength, StepCount
 from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
+from symscan.tensor.subtensor import IncSubtensor
 
 
 def _per_step(args: ScanArgs, stacked: set, invariant: set) -> set[Variable]:
@@ -37,7 +39,7 @@ def _per_step(args: ScanArgs, stacked: set, invariant: set) -> set[Variable]:
     for node in toposort(args.inner_outputs(), stop_at=args.inner_inputs()):
         flags = [v in varying for v in node.inputs]
         if node.outputs[0] in known and all(v in movable or isinstance(v, Constant) for v in node.inputs) \
-                and batchable(node.op, node.inputs, flags):
+                and batchable(node.op, node.inputs, flags, tile_bases=True):
             movable.update(node.outputs)
             if any(flags):
                 varying.update(node.outputs)
@@ -54,10 +56,12 @@ def push_out_seq(fgraph, node):
     movable = _per_step(args, set(stacked_inner), set(invariant))
     time_dependent = _depends_on(args, movable, set(stacked_inner))
     moves = [v for v in frontier(args, movable & time_dependent, set(args.inner_inputs()))]
+    tiling = _tiling_inside_the_loop(args, moves, time_dependent)
+    moves = [v for v in moves if v not in tiling]
     # a map output that is a sequence element itself (a gradient's loop leaves such maps)
     copies = [e.inner_out for e in args.nit_sot if e.inner_out in stacked_inner and e.ring is None]
     if not moves and not copies:
-        return None
+        return Declined(TILING_DECLINED) if tiling else _indexing_declined(args, movable, time_dependent)
     if not steps_known_non_negative(args):
         return Declined("n_steps may be negative at run time (that reverses the loop)")
     checked, steps = _checked_sequences(args, moves + copies)
@@ -68,7 +72,7 @@ def push_out_seq(fgraph, node):
         whole.update((v, stacked[v]) for v in copies)
     for inner_var in moves:
         try:
-            outer_var = vectorize(inner_var, stacked, invariant, memo)
+            outer_var = vectorize(inner_var, stacked, invariant, memo, tile_bases=True)
         except NotVectorizable:
             continue
         placeholder = inner_var.type.make_variable(name=inner_var.name)
@@ -89,6 +93,31 @@ def push_out_seq(fgraph, node):
     if replaced:
         detail += f"; {len(replaced)} map output(s) need no loop" + ("" if loop_left else ", so the loop is gone")
     return Rewritten(result, detail)
+
+
+TILING_DECLINED = ("set/inc_subtensor on a loop-invariant base is batched only as a map output: read inside "
+                   "the loop it would hold a copy of the base for every step")
+
+
+def _tiling_inside_the_loop(args: ScanArgs, moves: list, time_dependent: set) -> set:
+    """Moves whose batched form repeats a loop-invariant set/inc_subtensor base along the time
+    axis and that do not leave the loop as map outputs: as a new sequence they would hold one
+    base-sized array per step where the loop holds one."""
+    leaving = {e.inner_out for e in args.nit_sot if e.ring is None} if args.until is None else set()
+    return {v for v in moves if v not in leaving and any(
+        isinstance(n.op, IncSubtensor) and n.outputs[0] in time_dependent and n.inputs[0] not in time_dependent
+        for n in toposort([v], stop_at=args.inner_inputs()))}
+
+
+def _indexing_declined(args: ScanArgs, movable: set, time_dependent: set) -> Declined | None:
+    """Why the first indexing of per-step values stays in the loop (for the report), if one does."""
+    for node in toposort(args.inner_outputs(), stop_at=args.inner_inputs()):
+        if isinstance(node.op, INDEXING) and node.outputs[0] not in movable \
+                and all(v in movable or isinstance(v, Constant) for v in node.inputs):
+            why = indexing_unbatchable(node.op, node.inputs, [v in time_dependent for v in node.inputs], True)
+            if why:
+                return Declined(f"{node.op} stays in the loop: {why}")
+    return None
 
 
 def _depends_on(args: ScanArgs, candidates: set, sources: set) -> set:

@@ -5,14 +5,17 @@
 and others ("invariant") by their outer values. It handles the ops whose batched form is
 the same op with a leading axis: elementwise ops, casts, dot/matmul with the stacked operand
 first, dimshuffles and reductions; and ``W @ x_t`` for a per-step vector ``x_t`` (as
-``X @ W.T``). Anything else raises ``NotVectorizable``.
+``X @ W.T``). Indexing and set/inc_subtensor have the batched forms of
+``rewrites.vectorize_subtensor``. Anything else raises ``NotVectorizable``.
 """
 
 from __future__ import annotations
 
+from rewrites.vectorize_subtensor import INDEXING, batched_indexing, indexing_unbatchable, with_time_axis
 from symscan.graph.basic import Constant, Variable
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.math import Dot, MatMul, Reduce
+from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, dimshuffle
 
 
@@ -21,15 +24,26 @@ class NotVectorizable(Exception):
 
 
 def vectorizable(op) -> bool:
-    return isinstance(op, (Elemwise, Cast, Dot, MatMul, DimShuffle, Reduce))
+    return isinstance(op, (Elemwise, Cast, Dot, MatMul, DimShuffle, Reduce) + INDEXING)
 
 
-def batchable(op, inputs: list[Variable], is_stacked: list[bool]) -> bool:
+def rebuildable(op) -> bool:
+    """Whether a node that is the same at every step may be computed once outside the loop
+    (any op but a random draw, which must draw anew each step, or one with an inner graph)."""
+    return not isinstance(op, RandomVariable) and not op.inner_graphs()
+
+
+def batchable(op, inputs: list[Variable], is_stacked: list[bool], tile_bases: bool = False) -> bool:
     """Whether ``op`` on the per-step ``inputs`` has a batched form when the flagged ones
-    vary per step (a product has one only for some operand ranks and positions)."""
+    vary per step (a product has one only for some operand ranks and positions; see
+    ``vectorize`` for ``tile_bases``)."""
+    if not any(is_stacked):
+        return rebuildable(op)
     if not vectorizable(op):
         return False
-    if not isinstance(op, (Dot, MatMul)) or not any(is_stacked):
+    if isinstance(op, INDEXING):
+        return indexing_unbatchable(op, inputs, is_stacked, tile_bases) is None
+    if not isinstance(op, (Dot, MatMul)):
         return True
     (a, b), (a_stacked, b_stacked) = inputs, is_stacked
     if a_stacked:
@@ -37,28 +51,21 @@ def batchable(op, inputs: list[Variable], is_stacked: list[bool]) -> bool:
     return b.ndim == 1 and a.ndim in (1, 2)  # W @ x_t is X @ W.T
 
 
-def with_time_axis(var: Variable, ndim: int) -> Variable:
-    """A stacked operand with length-1 axes after time so that it has ``ndim + 1`` dims (so that
-    it broadcasts, row by row, against per-step values of ``ndim`` dimensions)."""
-    missing = ndim - (var.ndim - 1)
-    if missing <= 0:
-        return var
-    return dimshuffle(var, [0] + ["x"] * missing + list(range(1, var.ndim)))
-
-
 def vectorize(var: Variable, stacked: dict[Variable, Variable], invariant: dict[Variable, Variable],
-              memo: dict | None = None) -> Variable:
-    """``var`` computed for all steps at once (see the module docstring)."""
-    return _vectorize(var, stacked, invariant, {} if memo is None else memo)[0]
+              memo: dict | None = None, tile_bases: bool = False) -> Variable:
+    """``var`` computed for all steps at once (see the module docstring). ``tile_bases``: a
+    set/inc_subtensor into a loop-invariant base may repeat the base for every step, which a
+    caller allows only where the result has that size anyway (a map output)."""
+    return _vectorize(var, stacked, invariant, {} if memo is None else memo, tile_bases)[0]
 
 
 def vectorize_flagged(var: Variable, stacked: dict[Variable, Variable], invariant: dict[Variable, Variable],
-                      memo: dict | None = None) -> tuple[Variable, bool]:
+                      memo: dict | None = None, tile_bases: bool = False) -> tuple[Variable, bool]:
     """``vectorize``, and whether the result has the time axis (False: the same every step)."""
-    return _vectorize(var, stacked, invariant, {} if memo is None else memo)
+    return _vectorize(var, stacked, invariant, {} if memo is None else memo, tile_bases)
 
 
-def _vectorize(var: Variable, stacked: dict, invariant: dict, memo: dict) -> tuple[Variable, bool]:
+def _vectorize(var: Variable, stacked: dict, invariant: dict, memo: dict, tile_bases: bool) -> tuple[Variable, bool]:
     """(outer variable, whether it has the time axis), memoised per inner variable."""
     if var in memo:
         return memo[var]
@@ -72,19 +79,21 @@ def _vectorize(var: Variable, stacked: dict, invariant: dict, memo: dict) -> tup
         node = var.owner
         if node is None:
             raise NotVectorizable(f"it reads {var!r}, which is neither stacked nor invariant")
-        if not vectorizable(node.op):
-            raise NotVectorizable(f"{node.op} has no batched form")
-        parts = [_vectorize(v, stacked, invariant, memo) for v in node.inputs]
+        if not rebuildable(node.op):
+            raise NotVectorizable(f"{node.op} must run at every step")
+        parts = [_vectorize(v, stacked, invariant, memo, tile_bases) for v in node.inputs]
         inputs, flags = [p[0] for p in parts], [p[1] for p in parts]
         if not any(flags):  # the same for every step: rebuild it as it is
             result = (node.op.make_node(*inputs).outputs[var.index], False)
+        elif not vectorizable(node.op):
+            raise NotVectorizable(f"{node.op} has no batched form")
         else:
-            result = (_batched(node, inputs, flags), True)
+            result = (_batched(node, inputs, flags, tile_bases), True)
     memo[var] = result
     return result
 
 
-def _batched(node, inputs: list[Variable], is_stacked: list[bool]) -> Variable:
+def _batched(node, inputs: list[Variable], is_stacked: list[bool], tile_bases: bool) -> Variable:
     op, out = node.op, node.outputs[0]
     if isinstance(op, Elemwise):
         aligned = [with_time_axis(v, out.ndim) if s else v for v, s in zip(inputs, is_stacked)]
@@ -97,6 +106,11 @@ def _batched(node, inputs: list[Variable], is_stacked: list[bool]) -> Variable:
     if isinstance(op, Reduce):
         axes = tuple(range(1, inputs[0].ndim)) if op.axis is None else tuple(a + 1 for a in op.axis)
         return Reduce(op.kind, axes, op.keepdims)(inputs[0])
+    if isinstance(op, INDEXING):
+        why = indexing_unbatchable(op, node.inputs, is_stacked, tile_bases)
+        if why:
+            raise NotVectorizable(f"{op}: {why}")
+        return batched_indexing(node, inputs, is_stacked)
     if isinstance(op, (Dot, MatMul)):
         if not batchable(op, node.inputs, is_stacked):
             raise NotVectorizable(f"{op} of per-step operands of these ranks and positions")

@@ -1,8 +1,8 @@
 """``python -m symscan demo``: the whole pipeline on the Theano guide's RNN with taps.
 
 Build the loop, print its graph before and after the rewrites (with the rewrite report),
-run it in mode "py" and "fast" and compare with a numpy loop, export it to ONNX and run it
-in onnxruntime, and print a short table of times.
+run it in mode "py" and "fast" (and "numba" where installed) and compare with a numpy loop,
+export it to ONNX and run it in onnxruntime, and print a short table of times.
 """
 
 from __future__ import annotations
@@ -83,10 +83,27 @@ def demo() -> int:
               f"onnxruntime matches numpy: {match}")
         ok = ok and match
         times["onnxruntime"] = _timed(ort_f, values)
+    ok = _numba_part(inputs, outputs, values, expected, times) and ok
     print(f"\n{'system':<14} ms per call ({steps} steps, size {size})")
     for name, seconds in times.items():
         print(f"{name:<14} {seconds * 1e3:8.3f}")
     return 0 if ok else 1
+
+
+def _numba_part(inputs, outputs, values, expected, times: dict) -> bool:
+    """Mode numba, where the extra is installed: the loop as one compiled kernel."""
+    import importlib.util
+
+    import symscan as ss
+
+    if importlib.util.find_spec("numba") is None:
+        print("mode 'numba' skipped: numba is not installed (pip install -e \".[numba]\")")
+        return True
+    f = ss.function(inputs, outputs, mode="numba")
+    match = all(np.allclose(g, e, rtol=1e-10) for g, e in zip(f(*values), expected))
+    print(f"mode='numba' ({'; '.join(f.backend_report())}): matches numpy: {match}")
+    times["numba"] = _timed(f, values)
+    return match
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -334,6 +334,18 @@ def test_scalar_element_dot_is_left_alone(scan_rw, rng):
     assert not scan_rw.records(f, "push_out_seq")
 
 
+def test_loop_invariant_parts_without_a_batched_form_are_computed_once(scan_rw, rng):
+    """``arange`` and ``shape`` have no batched form, but here they read no sequence element:
+    they are rebuilt as they are before the loop, so the map still vanishes."""
+    X, w = T.matrix("X"), T.vector("w")
+    out, _ = ss.scan(lambda x, w: x * T.arange(w.shape[0], dtype="float64") + T.zeros((3,)), sequences=X,
+                     non_sequences=w)
+    values = [[rng.normal(size=(n, 3)), np.ones(3)] for n in (0, 1, 5)]
+    f = scan_rw.check([X, w], out, RULE, *values)
+    assert scan_rw.scans(f) == []
+    np.testing.assert_array_equal(f(*values[2]), values[2][0] * np.arange(3.0))
+
+
 def test_random_draws_stay_in_the_loop(scan_rw, rng):
     X = T.matrix("X")
     values = rng.normal(size=(4, 3))

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from symscan.backends.fast.codegen import Codegen, emit_perform, emits, scalar_results
+from symscan.graph.basic import Constant
 from symscan.scan.checks import AfterChecks
 from symscan.tensor.broadcast import SumToShape, sum_to_shape
+from symscan.tensor.creation import Alloc
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
 from symscan.tensor.math import Dot, Reduce
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape, check_specified_shape
-from symscan.tensor.subtensor import INT, NONE, Subtensor
+from symscan.tensor.subtensor import ARRAY, INT, NONE, IncSubtensor, Subtensor
 
 OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "//", "mod": "%",
              "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "neq": "!=", "and_": "&", "or_": "|",
@@ -126,22 +130,60 @@ def emit_reduce(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
 
 @emits(Subtensor)
 def emit_subtensor(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
-    x, values = ins[0], iter(ins[1:])
-    parts = []
-    for entry in node.op.spec:
+    gen.line(f"{outs[0]} = {ins[0]}[{index_text(node.op.spec, ins[1:])}]")
+
+
+def index_text(spec, values: list[str], call: bool = False) -> str:
+    """The numpy index of ``spec`` over these value names; ``call``: slices as ``slice(...)``
+    objects, for an index passed to a function (``np.add.at``)."""
+    values, parts = iter(values), []
+    for entry in spec:
         if entry == INT:
             parts.append(next(values))
         elif entry == NONE:
             parts.append("None")
         elif entry[0] == "slice":
             bounds = [next(values) if present else "" for present in entry[1:]]
-            parts.append(":".join(bounds) if entry[3] else ":".join(bounds[:2]))
+            if call:
+                parts.append(f"slice({', '.join(b or 'None' for b in bounds)})")
+            else:
+                parts.append(":".join(bounds) if entry[3] else ":".join(bounds[:2]))
         elif entry[0] == "ellipsis":
-            parts.append("...")
+            parts.append("Ellipsis" if call else "...")
         else:
             parts.append(f"np.asarray({next(values)})")
-    index = ", ".join(parts) + ("," if len(parts) == 1 else "")
-    gen.line(f"{outs[0]} = {x}[{index}]")
+    return ", ".join(parts) + ("," if len(parts) == 1 else "")
+
+
+@emits(IncSubtensor)
+def emit_inc_subtensor(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """Into the base itself where the inplace rewrite allowed it (no copy of the base)."""
+    if node.tag.get("inplace") != 0:
+        emit_perform(gen, node, ins, outs)
+        return
+    x, y = ins[:2]
+    if node.op.set_instead_of_inc:
+        gen.line(f"{x}[{index_text(node.op.spec, ins[2:])}] = {y}")
+    elif ARRAY in node.op.spec:  # repeated positions accumulate
+        index = index_text(node.op.spec, ins[2:], call=True)
+        gen.line(f"np.add.at({x}, ({index}), np.asarray({y}, dtype={node.outputs[0].dtype!r}))")
+    else:
+        gen.line(f"{x}[{index_text(node.op.spec, ins[2:])}] += {y}")
+    gen.line(f"{outs[0]} = {x}")
+
+
+@emits(Alloc)
+def emit_alloc(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """A fill of the constant 0 is ``np.zeros`` (calloc: pages nothing writes are never
+    touched), of another scalar ``np.full``; an array value keeps the reference's copy."""
+    value, dtype = node.inputs[0], node.outputs[0].dtype
+    shape = "(" + "".join(f"int({n}), " for n in ins[1:]) + ")"
+    if isinstance(value, Constant) and value.ndim == 0 and value.data == 0 and not np.signbit(value.data):
+        gen.line(f"{outs[0]} = np.zeros({shape}, dtype={dtype!r})")
+    elif value.ndim == 0:
+        gen.line(f"{outs[0]} = np.full({shape}, {ins[0]}, dtype={dtype!r})")
+    else:
+        emit_perform(gen, node, ins, outs)
 
 
 @emits(SpecifyShape)

@@ -19,6 +19,7 @@ from functools import partial
 from symscan.backends.fast.codegen import EMITTERS, Codegen
 from symscan.backends.fast.evaluator import FastEvaluator
 from symscan.backends.fast.loops import emit_scan, write_scan
+from symscan.backends.numba import nested  # noqa: F401 - registers the numba form of a nested loop
 from symscan.backends.numba.cache import load_kernel
 from symscan.backends.numba.kernel import LoopKernel
 from symscan.backends.numba.ops import NotCompilable

@@ -39,9 +39,13 @@ class KernelCodegen(Codegen):
         return super().fresh(prefix)
 
     def graph(self, fgraph, names):
-        self.body = fgraph
-        self.inlined: dict[str, str] = {}
-        return super().graph(fgraph, names)
+        """(A nested loop's body is emitted in the middle of its outer body's.)"""
+        outer = getattr(self, "body", None), getattr(self, "inlined", {})
+        self.body, self.inlined = fgraph, {}
+        try:
+            return super().graph(fgraph, names)
+        finally:
+            self.body, self.inlined = outer
 
     def node(self, node, names) -> None:
         super().node(node, names)
@@ -79,10 +83,16 @@ class KernelCodegen(Codegen):
         return name
 
 
-def _check_generators_flow(body) -> None:
-    """A kernel draws from a generator in place, which is what the body's functional draws
-    (each from a copy) compute only when every generator state is read once."""
-    for var, clients in body.clients.items():
+def check_loop_values(loop) -> None:
+    """What a kernel can carry: tensors, and random generators drawn from in place, which is
+    what the body's functional draws (each from a copy) compute only when every generator
+    state is read once."""
+    args = loop.args
+    if any(not hasattr(e.outer.type, "dtype") for e in args.non_seqs):
+        raise NotCompilable("a random generator as a non-sequence (each step draws from its same state)")
+    if any(not isinstance(e.outer.type, (TensorType, GeneratorType)) for e in args.shared):
+        raise NotCompilable("a shared value that is neither a tensor nor a random generator")
+    for var, clients in loop.node.op.inner.clients.items():
         if isinstance(var.type, GeneratorType) and len(clients) > 1:
             raise NotCompilable("a random generator state read twice in one step")
 
@@ -102,14 +112,12 @@ def scalar_literal(value) -> str:
 class LoopKernel:
     """The kernel's source for one loop, and the outer lines that call it."""
 
+    t, steps_local, indent = "t", "steps", 2  # the kernel's step counter, step count, body indent
+
     def __init__(self, loop, n: str, views, outputs, shared: list[str], steps: str) -> None:
         self.loop, self.outputs, self.shared_names, self.steps = loop, outputs, shared, steps
         args = loop.args
-        if any(not hasattr(e.outer.type, "dtype") for e in args.non_seqs):
-            raise NotCompilable("a random generator as a non-sequence (each step draws from its same state)")
-        if any(not isinstance(e.outer.type, (TensorType, GeneratorType)) for e in args.shared):
-            raise NotCompilable("a shared value that is neither a tensor nor a random generator")
-        _check_generators_flow(loop.node.op.inner)
+        check_loop_values(loop)
         self.gen = KernelCodegen(loop.gen)
         self.n = self.gen.param("n", n)
         self.before: list[str] = []  # outer lines before the call
@@ -164,11 +172,11 @@ class LoopKernel:
         return state
 
     def _body(self) -> list[str]:
-        gen, args = self.gen, self.loop.args
-        gen.indent = 2
+        gen, args, t = self.gen, self.loop.args, self.t
+        gen.indent = self.indent
         for (view, inner) in self.views:
             self.names[inner] = gen.fresh()
-            gen.line(f"{self.names[inner]} = {view}[t]")
+            gen.line(f"{self.names[inner]} = {self.row_of(view)}")
         for out, state in zip(self.outputs, self.windows):
             if not out.recurrent:
                 continue
@@ -177,7 +185,7 @@ class LoopKernel:
                     self.names[inner] = state["window"][out.history + tap]
                 else:
                     self.names[inner] = gen.fresh()
-                    gen.line(f"{self.names[inner]} = {state['taps']}[{out.history + tap} + t]")
+                    gen.line(f"{self.names[inner]} = {state['taps']}[{out.history + tap} + {t}]")
         for out, state in zip(self.outputs, self.windows):
             row = self._row(out, state)
             if row is not None:
@@ -193,9 +201,13 @@ class LoopKernel:
             gen.line(f"{', '.join(a for a, _ in shifts)} = {', '.join(b for _, b in shifts)}")
         if args.until is not None:
             gen.line(f"if {results[-1]}:")
-            gen.line("    steps = t + 1")
+            gen.line(f"    {self.steps_local} = {t} + 1")
             gen.line("    break")
         return gen.lines
+
+    def row_of(self, view: str) -> str:
+        """Step t's row of a sequence tap (the kernel gets views already in step order)."""
+        return f"{view}[{self.t}]"
 
     def _row(self, out, state: dict) -> str | None:
         """The buffer row step t's value goes to, where the body may compute it in place:
@@ -204,20 +216,20 @@ class LoopKernel:
         if store is None or "rows" in state or out.keeps_last_only or entry.inner_out.ndim == 0:
             return None
         if entry.ring is None:
-            return f"{store}[{out.history} + t]"
-        return f"{store}[t % {store}.shape[0]]" if entry.ring > out.history else None
+            return f"{store}[{out.history} + {self.t}]"
+        return f"{store}[{self.t} % {store}.shape[0]]" if entry.ring > out.history else None
 
     def _write(self, out, state: dict, value: str) -> None:
         """Check the row's shape (where types do not fix it) and store it."""
-        gen, entry = self.gen, out.entry
+        gen, entry, t = self.gen, out.entry, self.t
         store = state.get("store")
         ndim = entry.inner_out.type.ndim
         if "rows" in state:
-            gen.line("if t == 0:")
+            gen.line(f"if {t} == 0:")
             gen.line(f"    {store} = np.empty(({state['rows']},) + {value}.shape, dtype=np.{entry.inner_out.dtype})")
         if ndim and _shape_needs_check(self.loop, out):
             expected = state["row_shape"] if out.recurrent else f"{store}.shape[1:]"
-            guard = "t == 0 and " if self.loop.stable and out.recurrent else ""
+            guard = f"{t} == 0 and " if self.loop.stable and out.recurrent else ""
             gen.line(f"if {guard}{value}.shape != {expected}:")
             gen.line("    raise ValueError('scan: a step returned a row of another shape')")
         if out.keeps_last_only and out.recurrent:
@@ -225,11 +237,11 @@ class LoopKernel:
         elif value in gen.written_into and gen.out_slots.get(entry.inner_out) == self._row(out, state):
             pass  # computed in its row
         elif out.keeps_last_only or entry.ring is not None:
-            gen.line(f"{store}[t % {store}.shape[0]] = {value}")
+            gen.line(f"{store}[{t} % {store}.shape[0]] = {value}")
         else:
-            gen.line(f"{store}[{out.history} + t] = {value}")
+            gen.line(f"{store}[{out.history} + {t}] = {value}")
         if out.recurrent and not state["window"]:
-            gen.line(f"{state['taps']}[{out.history} + t] = {value}")
+            gen.line(f"{state['taps']}[{out.history} + {t}] = {value}")
 
     def source(self, name: str = "kernel") -> str:
         """The module: imports, scalar constants, the jitted kernel."""

@@ -38,10 +38,6 @@ def numba_emits(*op_classes: type) -> Callable:
 
 def refuse(gen, node, ins, outs) -> None:
     """The table's fallback: an op without a numba emitter."""
-    from symscan.scan.op import Scan
-
-    if isinstance(node.op, Scan):
-        raise NotCompilable(f"a nested loop ({node.op}); the outer loop stays Python, the inner one is a kernel")
     raise NotCompilable(f"no numba form for {node.op}")
 
 
@@ -127,9 +123,13 @@ def emit_cast(gen, node, ins: list[str], outs: list[str]) -> None:
 @numba_emits(Dot, MatMul)
 def emit_dot(gen, node, ins: list[str], outs: list[str]) -> None:
     a, b = node.inputs
-    if not (a.dtype.startswith("float") and a.dtype == b.dtype and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2):
-        raise NotCompilable(f"{node.op} of {a.type} and {b.type}: numba's dot takes 1-d/2-d floats of one dtype")
-    expr = f"np.dot({ins[0]}, {ins[1]})"
+    dtype = node.outputs[0].dtype
+    if not (dtype in ("float32", "float64") and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2):
+        raise NotCompilable(f"{node.op} of {a.type} and {b.type}: numba's dot takes 1-d/2-d floats")
+    # numpy converts both operands to the result's dtype first, then multiplies in it
+    a_name, b_name = (name if var.dtype == dtype else f"{name}.astype(np.{dtype})"
+                      for var, name in zip(node.inputs, ins))
+    expr = f"np.dot({a_name}, {b_name})"
     gen.line(f"{outs[0]} = {as_dtype(expr, node.outputs[0].dtype) if node.outputs[0].ndim == 0 else expr}")
 
 
