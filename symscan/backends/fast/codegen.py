@@ -17,12 +17,13 @@ from symscan.graph.fg import FunctionGraph
 EMITTERS: dict[type, Callable] = {}
 
 
-def emits(*op_classes: type) -> Callable:
-    """Register an emitter ``fn(gen, node, ins, outs)`` for nodes of these op classes."""
+def emits(*op_classes: type, table: dict[type, Callable] | None = None) -> Callable:
+    """Register an emitter ``fn(gen, node, ins, outs)`` for nodes of these op classes (in
+    ``table``: the fast evaluator's by default, or another backend's)."""
 
     def register(fn: Callable) -> Callable:
         for cls in op_classes:
-            EMITTERS[cls] = fn
+            (EMITTERS if table is None else table)[cls] = fn
         return fn
 
     return register

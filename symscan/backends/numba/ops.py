@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from symscan.backends.fast.codegen import emits
 from symscan.backends.numba.ufuncs import numpy_loop
 from symscan.scan.checks import AfterChecks
 from symscan.tensor.broadcast import SumToShape
@@ -28,12 +29,7 @@ class NotCompilable(Exception):
 
 
 def numba_emits(*op_classes: type) -> Callable:
-    def register(fn: Callable) -> Callable:
-        for cls in op_classes:
-            NUMBA_EMITTERS[cls] = fn
-        return fn
-
-    return register
+    return emits(*op_classes, table=NUMBA_EMITTERS)
 
 
 def refuse(gen, node, ins, outs) -> None:
