@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 from symscan.backends.fast.codegen import emits
 from symscan.backends.numba.ufuncs import numpy_loop
-from symscan.scan.checks import AfterChecks
+from symscan.scan.args import SequenceEntry
+from symscan.scan.checks import AfterChecks, StepCount
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Alloc, Arange
 from symscan.tensor.elemwise import Cast, Elemwise
@@ -323,3 +324,18 @@ def _elementwise_draws(gen, node, ins: list[str], out: str) -> None:
     _check_parameters(gen, op.distribution, [f"{w}[{index}]" for w in wide])
     gen.line(f"{out}[{index}] = {rng}.{op.distribution}({', '.join(f'{w}[{index}]' for w in wide)})")
     gen.indent -= 1
+
+
+@numba_emits(StepCount)
+def emit_step_count(gen, node, ins: list[str], outs: list[str]) -> None:
+    """The loop's step count after its checks (``checks.direction_and_steps`` and
+    ``check_sequences``; a failed check raises, and mode fast gives the message)."""
+    n, out = ins[0], outs[0]
+    gen.line(f"{out} = np.int64({n})")
+    if not node.op.steps_from_sequences:
+        gen.line(f"if {out} < 0:")
+        gen.line(f"    {out} = -{out}")
+    spans = [SequenceEntry(None, [], taps, label).span for label, taps in node.op.sequences]
+    failed = [f"{out} < 0"] + [f"{seq}.shape[0] < {out} + {span}" for seq, span in zip(ins[1:], spans)]
+    gen.line(f"if {' or '.join(failed)}:")
+    gen.line("    raise ValueError('scan: the sequences are shorter than the steps and taps need')")
