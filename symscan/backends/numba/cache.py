@@ -14,9 +14,13 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 _LOADED: dict[str, dict] = {}  # module name -> its namespace (one import per process)
+# the default mode builds numba versions in a background thread; re-entered: a kernel's module
+# loads its helpers' modules while it is imported
+_LOCK = threading.RLock()
 
 
 def cache_dir() -> Path:
@@ -42,8 +46,9 @@ def cached_on_disk(source: str) -> bool:
 def load_kernel(source: str, function: str = "kernel"):
     """The jitted function ``function`` defined in ``source`` (compiled on its first call)."""
     name = module_name(source)
-    if name not in _LOADED:
-        _LOADED[name] = _import(name, source)
+    with _LOCK:
+        if name not in _LOADED:
+            _LOADED[name] = _import(name, source)
     return _LOADED[name][function]
 
 
