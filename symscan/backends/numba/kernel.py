@@ -34,6 +34,7 @@ class KernelCodegen(Codegen):
         self.module_lines: list[str] = []
         self.bounds_checked = False
         self.written_into: set[str] = set()  # values computed straight into their buffer row
+        self.preamble: list[str] = []  # kernel lines before the loop (arrays reused across steps)
 
     def fresh(self, prefix: str = "b") -> str:
         return super().fresh(prefix)
@@ -52,6 +53,15 @@ class KernelCodegen(Codegen):
         for var in node.outputs:
             if names[var] in self.inlined:
                 names[var] = self.inlined.pop(names[var])
+
+    def step_temporary(self, node) -> bool:
+        """Whether ``node``'s array is dead once the step's one elementwise reader has run
+        (so one array can hold it at every step): the top loop's body only, where the kernel
+        has a preamble."""
+        var = node.outputs[0]
+        readers = self.body.clients.get(var, [])
+        return (self.indent == 2 and len(readers) == 1 and readers[0][0] != "output"
+                and isinstance(getattr(readers[0][0], "op", None), Elemwise))
 
     def assign(self, node, out: str, expr: str) -> None:
         """``out = expr``; or, for an array read once by an elementwise op, the expression
@@ -249,7 +259,8 @@ class LoopKernel:
         returned = ", ".join(local for local, _ in self.returned)
         head = ["import numpy as np", "import numba", ""] + self.gen.module_lines + [""]
         body = [f"@numba.njit({flags})", f"def {name}({', '.join(self.gen.params)}):",
-                f"    steps = {self.n}", f"    for t in range({self.n}):"]
+                f"    steps = {self.n}"] + [f"    {line}" for line in self.gen.preamble] + [
+                f"    for t in range({self.n}):"]
         return "\n".join(head + body + self.body_lines + [f"    return ({returned},)", ""])
 
     def call_lines(self, kernel: str) -> list[str]:

@@ -127,7 +127,24 @@ def emit_dot(gen, node, ins: list[str], outs: list[str]) -> None:
     a_name, b_name = (name if var.dtype == dtype else f"{name}.astype(np.{dtype})"
                       for var, name in zip(node.inputs, ins))
     expr = f"np.dot({a_name}, {b_name})"
-    gen.line(f"{outs[0]} = {as_dtype(expr, node.outputs[0].dtype) if node.outputs[0].ndim == 0 else expr}")
+    if node.outputs[0].ndim == 0:
+        gen.line(f"{outs[0]} = {as_dtype(expr, dtype)}")
+    elif b.ndim == 2 and gen.step_temporary(node):
+        _dot_into_scratch(gen, node, a_name, b_name, outs[0])
+    else:
+        gen.line(f"{outs[0]} = {expr}")
+
+
+def _dot_into_scratch(gen, node, a: str, b: str, out: str) -> None:
+    """A product only one elementwise op of the same step reads goes into one array the
+    kernel keeps across steps (allocated again only when the shape changes)."""
+    scratch, ndim = gen.fresh("scratch"), node.outputs[0].ndim
+    shape = f"({a}.shape[0], {b}.shape[1])" if ndim == 2 else f"({b}.shape[1],)"
+    gen.preamble.append(f"{scratch} = np.empty({(0,) * ndim!r}, dtype=np.{node.outputs[0].dtype})")
+    gen.line(f"if {scratch}.shape != {shape}:")
+    gen.line(f"    {scratch} = np.empty({shape}, dtype=np.{node.outputs[0].dtype})")
+    gen.line(f"np.dot({a}, {b}, {scratch})")
+    gen.line(f"{out} = {scratch}")
 
 
 @numba_emits(Reduce)
