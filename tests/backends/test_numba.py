@@ -271,3 +271,15 @@ def test_a_nested_loop_that_fails_its_check_gives_mode_fasts_error():
     with pytest.raises(ValueError) as numba_error:
         f(np.ones((3, 4)), np.int32(9))
     assert str(numba_error.value) == str(fast_error.value)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_sigmoid_in_a_loop_is_the_stable_form(dtype):
+    """Far out in both tails too (the reference computes e / (1 + e) below 0)."""
+    x, h0 = T.matrix("x", dtype=dtype), T.vector("h0", dtype=dtype)
+    hs, _ = ss.scan(lambda x_t, h: T.sigmoid(x_t + h) * np.asarray(0.5, dtype) + T.sigmoid(x_t[0]),
+                    sequences=x, outputs_info=h0)
+    values = [np.array([[-800.0, -30.0, 0.0], [30.0, 800.0, -1e-8], [1.0, -1.0, 2.0]], dtype=dtype),
+              np.zeros(3, dtype=dtype)]
+    f = _agree([x, h0], hs, values, rewrites=LOOPS)
+    assert _runs_in_numba(f), f.backend_report()

@@ -77,9 +77,8 @@ def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
         expr = f"np.{UFUNCS[name]}({', '.join(ins)})"
     elif name == "switch":
         expr = f"({ins[1]} if {ins[0]} else {ins[2]})" if scalars else f"np.where({', '.join(ins)})"
-    elif name == "sigmoid" and out.dtype.startswith("float"):
-        one = as_dtype("1", out.dtype)
-        expr = f"({one} / ({one} + np.exp(-{ins[0]})))"
+    elif name == "sigmoid" and out.dtype.startswith("float") and node.inputs[0].dtype == out.dtype:
+        expr = _sigmoid(gen, node, ins[0])
     elif name == "clip":  # numpy's definition, NaN included
         expr = f"np.minimum(np.maximum({ins[0]}, {ins[1]}), {ins[2]})"
     elif name == "second" and scalars:
@@ -95,17 +94,35 @@ def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
     gen.assign(node, outs[0], expr)
 
 
+def _sigmoid(gen, node, x: str) -> str:
+    """The reference's stable form: 1 / (1 + e) for x >= 0, e / (1 + e) below, e = exp(-|x|)
+    (numpy's own exp loop on arrays)."""
+    out, e = node.outputs[0], gen.fresh("e")
+    one = as_dtype("1", out.dtype)
+    if out.ndim == 0:
+        gen.line(f"{e} = np.exp(-abs({x}))")
+        return f"({one} / ({one} + {e}) if {x} >= 0 else {e} / ({one} + {e}))"
+    exp = "np.exp" if numpy_loop("exp", out.dtype) is None else _module_loop(gen, "exp", out.dtype)
+    gen.line(f"{e} = {exp}(-np.abs({x}))")
+    return f"np.where({x} >= 0, {one} / ({one} + {e}), {e} / ({one} + {e}))"
+
+
+def _module_loop(gen, name: str, dtype: str, into: bool = False) -> str:
+    """A module-level name for numpy's ``name`` loop (``ufuncs.numpy_loop``), defined once."""
+    local = f"_npy_{name}_{dtype}" + ("_into" if into else "")
+    line = f"{local} = numpy_loop({name!r}, {dtype!r}{', True' if into else ''})"
+    if line not in gen.module_lines:
+        gen.module_lines += ["from symscan.backends.numba.ufuncs import numpy_loop", line]
+    return local
+
+
 def _numpy_loop(gen, node, into: bool = False) -> str | None:
     """The module-level name of numpy's own loop for a unary float op on an array (see
     ``ufuncs``; ``into``: the variant writing into a given array), or None."""
     x, out = node.inputs[0], node.outputs[0]
     if len(node.inputs) != 1 or out.ndim == 0 or x.dtype != out.dtype or numpy_loop(node.op.name, out.dtype) is None:
         return None
-    name = f"_npy_{node.op.name}_{out.dtype}" + ("_into" if into else "")
-    line = f"{name} = numpy_loop({node.op.name!r}, {out.dtype!r}{', True' if into else ''})"
-    if line not in gen.module_lines:
-        gen.module_lines += ["from symscan.backends.numba.ufuncs import numpy_loop", line]
-    return name
+    return _module_loop(gen, node.op.name, out.dtype, into)
 
 
 @numba_emits(Cast)
