@@ -283,3 +283,30 @@ def test_sigmoid_in_a_loop_is_the_stable_form(dtype):
               np.zeros(3, dtype=dtype)]
     f = _agree([x, h0], hs, values, rewrites=LOOPS)
     assert _runs_in_numba(f), f.backend_report()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_products_in_a_loop_match_numpys_for_every_layout(rng, dtype):
+    """Products in kernels may go through the private AVX-512 OpenBLAS (symscan/backends/
+    numba/blas.py): transposed (Fortran-ordered) and strided operands, and empty ones."""
+    X, W, h0 = T.tensor3("X", dtype=dtype), T.matrix("W", dtype=dtype), T.matrix("h0", dtype=dtype)
+    hs, _ = ss.scan(lambda x, h, W: T.tanh(T.dot(h, W.T) + T.dot(x, W[:, ::-1]) + x), sequences=X,
+                    outputs_info=h0, non_sequences=W)
+    for shape in [(6, 3, 4), (2, 0, 4)]:
+        values = [rng.normal(size=shape).astype(dtype), (rng.normal(size=(4, 4)) / 3).astype(dtype),
+                  np.zeros(shape[1:], dtype=dtype)]
+        f = _agree([X, W, h0], hs, values, rewrites=LOOPS)
+        assert _runs_in_numba(f), f.backend_report()
+
+
+def test_the_private_blas_product_equals_numpys(rng):
+    from symscan.backends.numba import blas
+
+    matmul = blas.matmul_helper("float64")
+    if matmul is None:
+        pytest.skip("no AVX-512, or OpenBLAS already uses its AVX-512 kernels here")
+    a, b = rng.normal(size=(5, 7)), rng.normal(size=(7, 3))
+    for x, y in [(a, b), (np.asfortranarray(a), b), (a, b.T.copy().T), (a[:, ::1][::2], b), (a[:, :0], b[:0])]:
+        np.testing.assert_allclose(matmul(x, y), np.dot(x, y), rtol=1e-13, atol=1e-13)
+    with pytest.raises(ValueError):
+        matmul(a, a)

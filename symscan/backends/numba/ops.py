@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from symscan.backends.fast.codegen import emits
+from symscan.backends.numba.blas import matmul_helper
 from symscan.backends.numba.ufuncs import numpy_loop
 from symscan.scan.args import SequenceEntry
 from symscan.scan.checks import AfterChecks, StepCount
@@ -144,15 +145,27 @@ def emit_dot(gen, node, ins: list[str], outs: list[str]) -> None:
     a_name, b_name = (name if var.dtype == dtype else f"{name}.astype(np.{dtype})"
                       for var, name in zip(node.inputs, ins))
     expr = f"np.dot({a_name}, {b_name})"
+    matmul = a.ndim == b.ndim == 2 and matmul_helper(dtype) is not None
     if node.outputs[0].ndim == 0:
         gen.line(f"{outs[0]} = {as_dtype(expr, dtype)}")
     elif b.ndim == 2 and gen.step_temporary(node):
-        _dot_into_scratch(gen, node, a_name, b_name, outs[0])
+        _dot_into_scratch(gen, node, a_name, b_name, outs[0], matmul)
+    elif matmul:
+        gen.line(f"{outs[0]} = {_module_matmul(gen, dtype)}({a_name}, {b_name})")
     else:
         gen.line(f"{outs[0]} = {expr}")
 
 
-def _dot_into_scratch(gen, node, a: str, b: str, out: str) -> None:
+def _module_matmul(gen, dtype: str, into: bool = False) -> str:
+    """A module-level name for the private BLAS's product (``blas.matmul_helper``)."""
+    local = f"_matmul_{dtype}" + ("_into" if into else "")
+    line = f"{local} = matmul_helper({dtype!r}{', True' if into else ''})"
+    if line not in gen.module_lines:
+        gen.module_lines += ["from symscan.backends.numba.blas import matmul_helper", line]
+    return local
+
+
+def _dot_into_scratch(gen, node, a: str, b: str, out: str, matmul: bool) -> None:
     """A product only one elementwise op of the same step reads goes into one array the
     kernel keeps across steps (allocated again only when the shape changes)."""
     scratch, ndim = gen.fresh("scratch"), node.outputs[0].ndim
@@ -160,7 +173,10 @@ def _dot_into_scratch(gen, node, a: str, b: str, out: str) -> None:
     gen.preamble.append(f"{scratch} = np.empty({(0,) * ndim!r}, dtype=np.{node.outputs[0].dtype})")
     gen.line(f"if {scratch}.shape != {shape}:")
     gen.line(f"    {scratch} = np.empty({shape}, dtype=np.{node.outputs[0].dtype})")
-    gen.line(f"np.dot({a}, {b}, {scratch})")
+    if matmul:
+        gen.line(f"{_module_matmul(gen, node.outputs[0].dtype, True)}({a}, {b}, {scratch})")
+    else:
+        gen.line(f"np.dot({a}, {b}, {scratch})")
     gen.line(f"{out} = {scratch}")
 
 
