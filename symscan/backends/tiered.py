@@ -1,8 +1,9 @@
 """The default mode's tier: generated Python at once, numba kernels once they pay.
 
 A numba kernel costs 0.1-4 s to compile (about 0.5 s to load from the disk cache, most of it
-numba's import), which a first result must not wait for. So mode "fast" answers every call
-with the fast evaluator; once a function with loops has spent ``config.numba_after`` seconds
+numba's import), which a first result must not wait for. So the default mode (a function built
+without ``mode``; an explicit ``mode="fast"`` never hands over) answers every call with the
+fast evaluator; once a function with loops has spent ``config.numba_after`` seconds
 in calls (and numba is installed), a background thread builds its numba version and runs it
 once on a copy of the latest inputs (the compile); later calls use it when it compiled every
 loop and gave the fast evaluator's results on those inputs. Nothing changes when it did not.

@@ -228,6 +228,7 @@ class Function:
                  no_default_updates: bool | Sequence[SharedVariable] = False):
         self.name = name
         self.mode = get_mode(mode)
+        self._default_mode = mode is None  # only the default mode hands loops over to numba
         self.inputs = _check_inputs(inputs)
         self.allow_input_downcast = _check_downcast(allow_input_downcast)
         self.return_list = isinstance(outputs, (list, tuple))
@@ -251,7 +252,7 @@ class Function:
         if self.mode.backend == "reference":
             return ReferenceEvaluator(self.fgraph)
         if self.mode.backend == "fast":
-            tiered = worth_tiering(self.fgraph)
+            tiered = self._default_mode and worth_tiering(self.fgraph)
             return (TieredEvaluator if tiered else FastEvaluator)(self.fgraph, name=_identifier(self.name))
         if self.mode.backend == "numba":
             from symscan.backends.numba import NumbaEvaluator  # numba is an optional dependency

@@ -174,6 +174,16 @@ def test_default_mode_hands_over_to_numba_when_the_loop_has_run_long_enough(rng,
     assert f._evaluate.compiled is not None
 
 
+def test_an_explicit_mode_fast_stays_fast(rng, monkeypatch):
+    """Only the default mode (no ``mode`` given) hands over: ``mode="fast"`` is what it says."""
+    monkeypatch.setattr(ss.config, "numba_after", 0.0)
+    X, h0 = T.matrix("X"), T.vector("h0")
+    hs, _ = ss.scan(lambda x, h: T.tanh(x + h), sequences=X, outputs_info=h0)
+    f = ss.function([X, h0], hs, mode="fast")
+    f(rng.normal(size=(4, 3)), np.zeros(3))
+    assert f.backend_report() == [] and not hasattr(f._evaluate, "wait")
+
+
 def test_default_mode_without_loops_never_tiers(monkeypatch):
     monkeypatch.setattr(ss.config, "numba_after", 0.0)
     x = T.vector("x")
