@@ -243,6 +243,7 @@ class Function:
             targets = clone_replace(targets, dict(givens))
         _check_unused(self.inputs, targets, on_unused_input, self._title())
         self.fgraph = FunctionGraph(self.inputs, targets, clone=True, name=name)
+        self.fgraph.backend = self.mode.backend  # a few rewrites weigh costs by backend (push_out_seq)
         rules = [r for r in rewriter.select(rewrites, self.mode.rewrites) if r.name not in self.mode.excluded]
         self._report = rewriter.rewrite_graph(self.fgraph, rules)
         self._evaluate = self._make_backend()

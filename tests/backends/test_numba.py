@@ -320,3 +320,28 @@ def test_the_private_blas_product_equals_numpys(rng):
         np.testing.assert_allclose(matmul(x, y), np.dot(x, y), rtol=1e-13, atol=1e-13)
     with pytest.raises(ValueError):
         matmul(a, a)
+
+
+def test_fuzzed_dtype_cases_agree_with_mode_py(quiet_numpy):
+    """Cases a sweep of ops and dtypes found (tests/fuzz README): float32 ** int32 is computed
+    in float64 as numpy does; the sign of uint8; a reduction and a new axis of a 0-d value."""
+    b, g0 = T.ivector("b"), T.fscalar("g0")
+    pq, _ = ss.scan(lambda b_t, g: [T.cast(T.minimum(g ** b_t + g / b_t, 8.0), "float32"), g ** b_t],
+                    sequences=b, outputs_info=[g0, None])
+    _agree([b, g0], pq, [np.array([100, 3], "int32"), np.float32(7.1)], rewrites=LOOPS)
+    u = T.tensor("uint8", shape=(None,), name="u")
+    signs, _ = ss.scan(lambda u_t, acc: acc + T.sign(u_t), sequences=u, outputs_info=T.constant(np.uint8(0)))
+    f = _agree([u], signs, [np.array([200, 1, 1], "uint8")], rewrites=LOOPS)
+    assert "sign of unsigned" in f.backend_report()[0]
+    x, h0 = T.vector("x"), T.scalar("h0")
+    hs, _ = ss.scan(lambda x_t, h: (h * x_t).sum() + h.dimshuffle("x").sum() + 1.0, sequences=x, outputs_info=h0)
+    g = _agree([x, h0], hs, [np.array([0.5, 1.0, 2.0]), np.float64(1.0)], rewrites=LOOPS)
+    assert _runs_in_numba(g), g.backend_report()
+
+
+def test_an_integer_power_raises_numpys_error():
+    x, h0 = T.ivector("x"), T.iscalar("h0")
+    out, _ = ss.scan(lambda x_t, h: h ** x_t, sequences=x, outputs_info=h0)
+    f = ss.function([x, h0], out, mode="numba", rewrites=LOOPS)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        f(np.array([2, -1], "int32"), np.int32(2))

@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 
 from fuzz_choosers import RandomChooser
-from fuzz_compare import MODES, Disagreement, check_program
+from fuzz_compare import DEFAULT_MODES, MODES, Disagreement, check_program
 from fuzz_generate import generate
 from fuzz_program import Program, format_program, parse_program
 from fuzz_reference import ExpectedError, run_program
@@ -37,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=1.0, help="how long to generate programs (default 1)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the first program (default: random)")
-    parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES), help="modes to compare")
+    parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(DEFAULT_MODES),
+                        help="modes to compare (default: all but numba, which compiles each new loop; "
+                             "with --grad mode py runs too, as the gradients' baseline)")
     parser.add_argument("--replay", nargs="?", const="", metavar="FILE",
                         help="check the regression list (or the programs of a failures file) instead")
     parser.add_argument("--show", metavar="SEED|FILE",

@@ -20,6 +20,7 @@ There a mode may raise (an ``ERROR_TYPES`` error) or return the reference's valu
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import warnings
 from dataclasses import dataclass
@@ -31,15 +32,26 @@ from fuzz_reference import ExpectedError, Outcome, run_program
 
 import symscan as ss
 
+NUMBA = importlib.util.find_spec("numba") is not None
+"""Whether mode "numba" can run (numba is an optional extra)."""
+
 MODES: dict[str, dict] = {
     "py": dict(mode="py"),
     "fast": dict(mode="fast"),
     **{f"fast-{tag}": dict(mode="fast", rewrites=[f"-{tag}"])
        for tag in ("canonicalize", "push_out", "merge", "save_mem", "vectorize", "inplace")},
     "onnxruntime": dict(mode="onnxruntime"),
+    **({"numba": dict(mode="numba")} if NUMBA else {}),
 }
 """Each mode by the name the summary uses: its ``ss.function`` arguments. ``fast-TAG`` is mode
-"fast" with the rewrites tagged TAG off (``-merge`` is the whole merge tag, see README)."""
+"fast" with the rewrites tagged TAG off (``-merge`` is the whole merge tag, see README). Mode
+"numba" only where numba is installed."""
+
+DEFAULT_MODES = [mode for mode in MODES if mode != "numba"]
+"""The modes the CLI and the pytest profiles run unless told otherwise: all but "numba", which
+compiles each new loop into a kernel (0.1-3 s, about a hundred times what a program takes in the
+other modes). ``--modes numba`` (or ``--modes ... numba``) adds it; test_fuzz.py has a small
+profile of its own."""
 
 ERROR_TYPES = (ValueError, TypeError, IndexError)
 RTOL = 1e-7

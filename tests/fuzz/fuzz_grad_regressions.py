@@ -55,13 +55,14 @@ def _one_step_loop(program: Program) -> bool:
 
 
 def _fast_or_onnx(d: Disagreement) -> bool:
-    return d.mode.startswith("fast") or d.mode == "onnxruntime"
+    """Mode fast's code (numba's is fast's, loops compiled) or onnxruntime."""
+    return d.mode.startswith("fast") or d.mode in ("onnxruntime", "numba")
 
 
 KNOWN_BUGS: dict[str, KnownBug] = {
     "unrolled-scan-length-check": KnownBug(
-        "fast (canonicalize), onnxruntime: the gradient of a one-step scan (n_steps=1 or -1) over a sequence too short "
-        "for its taps returns a value where the forward raises ValueError; "
+        "fast (canonicalize), numba, onnxruntime: the gradient of a one-step scan (n_steps=1 or -1) over a sequence "
+        "too short for its taps returns a value where the forward raises ValueError; "
         "repros/grad_unrolled_scan_drops_length_check.py",
         lambda program, d: _fast_or_onnx(d) and d.kind == "result instead of error" and "steps need" in d.detail
         and _one_step_loop(program)),

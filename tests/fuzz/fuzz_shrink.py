@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 
-from fuzz_compare import MODES, check_program
+from fuzz_compare import DEFAULT_MODES, check_program
 from fuzz_program import BINARY, UNARY, Input, Loop, Out, Program, Seq, unread_loops
 from fuzz_reference import ExpectedError, run_program
 
@@ -24,10 +24,10 @@ EXPRESSION_OPS = set(UNARY) | set(BINARY) | {"cast", "last", "tail"}
 def shrink(program: Program, problem: str, modes: set[str], checked: list[str] | None = None,
            seconds: float = 30.0, check: Callable = check_program) -> Program:
     """The smallest program found, within ``seconds``, on which, of the ``checked`` modes
-    (default: all), exactly ``modes`` still show ``problem`` (a ``Disagreement.problem()``);
+    (default: ``DEFAULT_MODES``), exactly ``modes`` still show ``problem`` (a ``Disagreement.problem()``);
     ``check``: ``check_program``, or fuzz_grad's ``check_gradient`` for a gradient's problem."""
     deadline = time.monotonic() + seconds
-    first, checked = sorted(modes)[0], checked or list(MODES)
+    first, checked = sorted(modes)[0], checked or list(DEFAULT_MODES)
 
     def still_fails(candidate: Program) -> bool:
         if unread_loops(candidate.loops, candidate.reads):

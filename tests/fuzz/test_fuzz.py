@@ -3,11 +3,14 @@ programs (about a minute, the same programs on every run) through hypothesis, wh
 failing program before reporting it. ``python -m tests.fuzz --minutes N`` runs longer.
 
 The same for gradients (fuzz_grad.py): its regression list (open bugs as strict xfails) and a
-profile of about 20 s. ``python -m tests.fuzz --grad --minutes N`` runs longer."""
+profile of about 20 s. ``python -m tests.fuzz --grad --minutes N`` runs longer.
+
+Mode numba (where installed) runs the regression lists, and small profiles of its own
+(``NUMBA_PROFILE_EXAMPLES``): the big profiles run ``DEFAULT_MODES``, every other mode."""
 
 import pytest
 from fuzz_choosers import HypothesisChooser
-from fuzz_compare import MODES, check_program
+from fuzz_compare import DEFAULT_MODES, MODES, NUMBA, check_program
 from fuzz_generate import generate
 from fuzz_grad import check_gradient
 from fuzz_grad_regressions import GRAD_REGRESSIONS, KNOWN_BUGS, known_bug
@@ -18,7 +21,12 @@ from hypothesis import strategies as st
 
 PROFILE_EXAMPLES = 1300
 """About a minute on the project's 2-core machine (hypothesis's programs are small: ~40 ms each
-in the nine modes)."""
+in the nine modes of ``DEFAULT_MODES``)."""
+NUMBA_PROFILE_EXAMPLES = 40
+"""Mode numba's own profile (where numba is installed): each new loop is compiled into a
+kernel (0.1-3 s; numba's on-disk cache serves the next run), so a few programs only, in mode
+numba alone against the reference (and against mode py for gradients). ``python -m tests.fuzz
+--modes numba --minutes N`` (``--grad`` too) runs longer."""
 
 
 def _report(found, program=None) -> str:
@@ -29,7 +37,7 @@ def _report(found, program=None) -> str:
 @pytest.mark.parametrize("program", [program for _, program in REGRESSIONS],
                          ids=[why for why, _ in REGRESSIONS])
 def test_regression(program):
-    found = check_program(program, list(MODES))
+    found = check_program(program, list(MODES))  # numba too: a few programs
     assert not found, _report(found, program)
 
 
@@ -43,8 +51,17 @@ def programs(draw):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(programs())
 def test_random_programs(program):
-    found = check_program(program, list(MODES))
+    found = check_program(program, DEFAULT_MODES)
     assert not found, _report(found)  # hypothesis prints the (shrunk) program
+
+
+@pytest.mark.skipif(not NUMBA, reason="mode numba needs numba (pip install -e \".[numba]\")")
+@settings(max_examples=NUMBA_PROFILE_EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs())
+def test_numba_random_programs(program):
+    found = check_program(program, ["numba"])
+    assert not found, _report(found)
 
 
 # ---------------------------------------------------------------------------- gradients (fuzz_grad.py)
@@ -52,6 +69,10 @@ GRAD_PROFILE_EXAMPLES = 80
 """About 20 s on the project's 2-core machine (hypothesis's programs grow: the last ten take half
 of it): each program's gradient compiled and run in the nine modes, plus finite differences of
 the reference."""
+
+
+NUMBA_GRAD_PROFILE_EXAMPLES = 20
+"""Mode numba's gradients: a few programs, as ``NUMBA_PROFILE_EXAMPLES``."""
 
 
 class KnownBugStillThere(Exception):
@@ -78,5 +99,16 @@ def test_grad_regression(program, bug):
 @given(programs())
 def test_grad_random_programs(program):
     """Gradients of random programs; open bugs (``KNOWN_BUGS``) are not held against them."""
-    found = [d for d in check_gradient(program, list(MODES)) if known_bug(program, d) is None]
+    found = [d for d in check_gradient(program, DEFAULT_MODES) if known_bug(program, d) is None]
+    assert not found, _report(found)
+
+
+@pytest.mark.skipif(not NUMBA, reason="mode numba needs numba (pip install -e \".[numba]\")")
+@settings(max_examples=NUMBA_GRAD_PROFILE_EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs())
+def test_numba_grad_random_programs(program):
+    """Mode numba's gradients against mode py's and the finite differences (see
+    ``NUMBA_PROFILE_EXAMPLES``)."""
+    found = [d for d in check_gradient(program, ["numba"]) if known_bug(program, d) is None]
     assert not found, _report(found)

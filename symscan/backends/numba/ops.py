@@ -61,6 +61,8 @@ def _scalar(var) -> bool:
 def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
     name, out = node.op.name, node.outputs[0]
     scalars = all(_scalar(v) for v in node.inputs)
+    _check_numba_dtypes(node)
+    ins = _cast_operands(node, ins)
     if name in OPERATORS:
         expr = f"({ins[0]} {OPERATORS[name]} {ins[1]})"
     elif name == "neg":
@@ -90,9 +92,46 @@ def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
         raise NotCompilable(f"no numba form for {node.op} on {[str(v.type) for v in node.inputs]}")
     if out.type.ndim == 0:
         expr = as_dtype(expr, out.dtype)
-    elif any(v.dtype != out.dtype for v in node.inputs) and name not in ("lt", "le", "gt", "ge", "eq", "neq"):
-        expr = f"{expr}.astype(np.{out.dtype})"  # mixed dtypes: numba's promotion may differ
     gen.assign(node, outs[0], expr)
+
+
+COMPARISONS = ("lt", "le", "gt", "ge", "eq", "neq")
+
+
+def _check_numba_dtypes(node) -> None:
+    """What numba would compute differently from numpy: half floats and complex numbers (no
+    numba arithmetic), an integer power (numpy refuses negative exponents, numba returns
+    garbage), the sign of unsigned ints (numba wraps it)."""
+    name, dtypes = node.op.name, [v.dtype for v in node.inputs + node.outputs]
+    if any(d == "float16" or d.startswith("complex") for d in dtypes):
+        raise NotCompilable(f"{node.op} on {dtypes}: numba has no float16/complex arithmetic here")
+    if name == "pow" and not node.outputs[0].dtype.startswith("float"):
+        raise NotCompilable("an integer power (numpy checks the exponent's sign)")
+    if name == "sign" and node.inputs[0].dtype.startswith(("uint", "bool")):
+        raise NotCompilable("sign of unsigned values")
+
+
+def _cast_operands(node, ins: list[str]) -> list[str]:
+    """Operands converted to the dtype numpy computes in (the result's; for a comparison the
+    operands' common dtype), before the op: numba would compute float32 ** int32 in float32
+    and only then widen."""
+    import numpy as np
+
+    name = node.op.name
+    if name in COMPARISONS:
+        target = np.result_type(*[v.dtype for v in node.inputs]).name
+    else:
+        target = node.outputs[0].dtype
+    skip = {0} if name in ("switch", "second") else set()
+    cast = []
+    for i, (var, text) in enumerate(zip(node.inputs, ins)):
+        if i in skip or var.dtype == target:
+            cast.append(text)
+        elif var.ndim == 0:
+            cast.append(as_dtype(text, target))
+        else:
+            cast.append(f"{text}.astype(np.{'bool_' if target == 'bool' else target})")
+    return cast
 
 
 def _sigmoid(gen, node, x: str) -> str:
@@ -185,6 +224,9 @@ def emit_reduce(gen, node, ins: list[str], outs: list[str]) -> None:
     op, x, out = node.op, node.inputs[0], node.outputs[0]
     fn = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "mean": "mean", "all": "all", "any": "any"}
     whole = op.axis is None or tuple(sorted(op.axis)) == tuple(range(x.ndim))
+    if x.ndim == 0 and not op.keepdims and op.kind in fn:  # the value itself, in the result's dtype
+        gen.line(f"{outs[0]} = {as_dtype(ins[0], out.dtype)}")
+        return
     if whole and not op.keepdims and x.ndim > 0:
         gen.line(f"{outs[0]} = {as_dtype(f'np.{fn[op.kind]}({ins[0]})', out.dtype)}")
         return
@@ -231,6 +273,10 @@ def emit_dimshuffle(gen, node, ins: list[str], outs: list[str]) -> None:
     """Dropped axes are indexed at 0 (after checking they have length 1), then the kept
     axes transposed, then new axes inserted."""
     op, value = node.op, ins[0]
+    if op.input_ndim == 0:  # a numba scalar: new axes by filling an array
+        shape = (1,) * len(op.new_order)
+        gen.line(f"{outs[0]} = " + (f"np.full({shape!r}, {ins[0]})" if shape else ins[0]))
+        return
     for axis in op.dropped:
         gen.line(f"if {ins[0]}.shape[{axis}] != 1:")
         gen.line(f"    raise ValueError('{op}: a dropped axis has a length other than 1')")

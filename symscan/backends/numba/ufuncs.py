@@ -56,8 +56,8 @@ from numba import types
 from symscan.backends.numba.ufuncs import register
 
 register({name!r}, {dtype!r})
-_loop = types.ExternalFunction({symbol(name, dtype)!r}, types.void(types.voidptr, types.voidptr, types.voidptr,
-                                                                   types.voidptr))
+_loop = types.ExternalFunction({symbol(name, dtype)!r}, types.void(types.intp, types.intp, types.intp,
+                                                                   types.intp))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -70,15 +70,14 @@ def apply_into(x, out):
     if x.shape != out.shape or not out.flags.c_contiguous:
         raise ValueError("symscan: a numpy loop's output row does not fit")
     x = np.ascontiguousarray(x)
-    pointers = np.empty(2, np.intp)
-    pointers[0] = x.ctypes.data
-    pointers[1] = out.ctypes.data
-    length = np.empty(1, np.intp)
-    length[0] = x.size
-    steps = np.empty(2, np.intp)
-    steps[0] = x.itemsize
-    steps[1] = x.itemsize
-    _loop(pointers.ctypes, length.ctypes, steps.ctypes, 0)
+    frame = np.empty(5, np.intp)  # the loop's arguments: 2 pointers, the length, 2 strides
+    frame[0] = x.ctypes.data
+    frame[1] = out.ctypes.data
+    frame[2] = x.size
+    frame[3] = x.itemsize
+    frame[4] = x.itemsize
+    base = frame.ctypes.data
+    _loop(base, base + 2 * frame.itemsize, base + 3 * frame.itemsize, 0)
     return out
 '''
 
