@@ -17,6 +17,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+import numpy as np
+
 _LOADED: dict[str, dict] = {}  # module name -> its namespace (one import per process)
 # the default mode builds numba versions in a background thread; re-entered: a kernel's module
 # loads its helpers' modules while it is imported
@@ -31,9 +33,25 @@ def cache_dir() -> Path:
     return Path(base) / "symscan" / "numba"
 
 
+def _backend_stamp() -> bytes:
+    """This backend's code and the versions it compiles with: numba's cache keys a module by its
+    own file only, so machine code compiled against an older helper (inlined into a kernel)
+    would be served again; a kernel's file name changes with the stamp instead."""
+    import numba
+
+    folder = Path(__file__).resolve().parent
+    code = b"".join(path.read_bytes() for path in sorted(folder.glob("*.py")))
+    return code + f"numba {numba.__version__} numpy {np.__version__}".encode()
+
+
+_STAMP: list[bytes] = []
+
+
 def module_name(source: str) -> str:
     """The module name for a kernel's source (also names its file)."""
-    return "symscan_kernel_" + hashlib.sha256(source.encode()).hexdigest()[:24]
+    if not _STAMP:
+        _STAMP.append(hashlib.sha256(_backend_stamp()).digest())
+    return "symscan_kernel_" + hashlib.sha256(_STAMP[0] + source.encode()).hexdigest()[:24]
 
 
 def cached_on_disk(source: str) -> bool:
