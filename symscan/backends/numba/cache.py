@@ -54,13 +54,6 @@ def module_name(source: str) -> str:
     return "symscan_kernel_" + hashlib.sha256(_STAMP[0] + source.encode()).hexdigest()[:24]
 
 
-def cached_on_disk(source: str) -> bool:
-    """Whether numba's cache already holds machine code for this kernel (for some types)."""
-    name = module_name(source)
-    folder = cache_dir() / "__pycache__"
-    return folder.is_dir() and any(p.name.startswith(name) and p.suffix == ".nbi" for p in folder.iterdir())
-
-
 def load_kernel(source: str, function: str = "kernel"):
     """The jitted function ``function`` defined in ``source`` (compiled on its first call)."""
     name = module_name(source)

@@ -125,7 +125,7 @@ class LoopKernel:
     t, steps_local, indent = "t", "steps", 2  # the kernel's step counter, step count, body indent
 
     def __init__(self, loop, n: str, views, outputs, shared: list[str], steps: str) -> None:
-        self.loop, self.outputs, self.shared_names, self.steps = loop, outputs, shared, steps
+        self.loop, self.outputs, self.steps = loop, outputs, steps
         args = loop.args
         check_loop_values(loop)
         self.gen = KernelCodegen(loop.gen)
