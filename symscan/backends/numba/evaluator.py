@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+from numba.core.errors import NumbaError
 
 from symscan.backends.fast.codegen import EMITTERS, Codegen
 from symscan.backends.fast.evaluator import FastEvaluator
@@ -48,8 +49,6 @@ class KernelCompileError(Exception):
 
 def run_kernel(kernel, *args):
     """Call a kernel; numba's compile errors become ``KernelCompileError``."""
-    from numba.core.errors import NumbaError
-
     try:
         return kernel(*args)
     except NumbaError as err:
