@@ -14,6 +14,7 @@ import numpy as np
 from rewrites.registry import register
 from rewrites.shape_sources import all_ones, computed_shape, same_shape
 from symscan.graph.basic import Constant, Variable
+from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
@@ -150,6 +151,15 @@ def _fill_sink(node):
     return None
 
 
+def _settled_conditions(node):
+    """An Assert's conditions that are constant True are checked already: drop them (and the
+    node when none is left)."""
+    pending = [c for c in node.inputs[1:] if not (isinstance(c, Constant) and bool(c.data))]
+    if len(pending) == len(node.inputs) - 1:
+        return None
+    return Assert(node.op.message)(node.inputs[0], *pending) if pending else node.inputs[0]
+
+
 def _full_slice(node):
     full = all(entry[0] == "slice" and not any(entry[1:]) for entry in node.op.spec)
     return node.inputs[0] if full else None
@@ -166,6 +176,7 @@ RULES: list[tuple[Callable, Callable]] = [
     (lambda op: isinstance(op, Cast), _useless_cast),
     (lambda op: isinstance(op, Cast), _cast_through_a_wider_type),
     (lambda op: isinstance(op, Subtensor), _full_slice),
+    (lambda op: isinstance(op, Assert), _settled_conditions),
     (lambda op: isinstance(op, GradientMarker), lambda node: node.inputs[0]),  # gradients are built by now
     (lambda op: isinstance(op, SumToShape), _useless_sum_to),
     (lambda op: isinstance(op, SumToShape), _sum_to_computed_shape),
@@ -176,7 +187,7 @@ RULES: list[tuple[Callable, Callable]] = [
 
 
 @register("canonicalize", phase="canonicalize",
-          tracks=(Elemwise, DimShuffle, Cast, Subtensor, GradientMarker, SumToShape), tags=("canonicalize",))
+          tracks=(Elemwise, DimShuffle, Cast, Subtensor, GradientMarker, SumToShape, Assert), tags=("canonicalize",))
 def canonicalize(fgraph, node):
     out = node.outputs[0]
     for matches, rule in RULES:

@@ -17,6 +17,7 @@ from symscan.graph.basic import Constant, SharedVariable
 from symscan.graph.fg import OUTPUT
 from symscan.scan.checks import AfterChecks, CheckRowShape, CheckSequenceLength, CheckStepShape, InitialRows
 from symscan.scan.op import Scan
+from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
@@ -25,7 +26,7 @@ from symscan.tensor.shape import DimShuffle, Flatten, Reshape, SpecifyShape
 from symscan.tensor.subtensor import IncSubtensor, Subtensor
 
 VIEW_OPS = (DimShuffle, Subtensor, Reshape, Flatten, SpecifyShape, CheckSequenceLength, CheckRowShape, InitialRows,
-            CheckStepShape, AfterChecks, GradientMarker, SumToShape)
+            CheckStepShape, AfterChecks, GradientMarker, SumToShape, Assert)
 """Ops whose output may be a view of their first input (numpy returns views for these; the
 checks pass their input through, InitialRows slices it, sum_to returns an unbroadcast input)."""
 

@@ -22,6 +22,10 @@ ALLOWED = {
     "symscan.latex": {"symscan.graph", "symscan.tensor", "symscan.scan"},
     "symscan.compile": {"symscan.graph", "symscan.tensor", "symscan.scan", "symscan.gradient", "symscan.backends",
                         "symscan.onnx", "rewrites"},
+    # ONNX in, compiled or optimised, ONNX out: above compile (symscan.onnx loads them on first use)
+    "symscan.onnx.pipeline": {"symscan.graph", "symscan.tensor", "symscan.scan", "symscan.onnx", "symscan.compile"},
+    "symscan.onnx.backend": {"symscan.graph", "symscan.tensor", "symscan.scan", "symscan.onnx", "symscan.onnx.pipeline",
+                             "symscan.compile"},
 }
 INTERNAL = ("symscan", "rewrites")
 

@@ -20,6 +20,7 @@ from symscan.scan.checks import (
     InitialRows,
     StepCount,
 )
+from symscan.tensor.assertion import Assert
 from symscan.tensor.shape import SpecifyShape
 
 
@@ -117,3 +118,12 @@ def lower_specify_shape(ctx: Lowering, node, ins: list[str]) -> list[str]:
     x, op = node.inputs[0], node.op
     ok = same_shape(ctx, ctx.op1("Shape", [ins[0]]), as_dtype(ctx, ins[1], node.inputs[1], "int64"))
     return [ctx.guard(ins[0], x.dtype, ok, f"{op.caller}: {describe(x)} does not have the shape specified; {op.fix}")]
+
+
+@lowers(Assert)
+def lower_assert(ctx: Lowering, node, ins: list[str]) -> list[str]:
+    """A guard with the assert's message (``symscan.onnx.importer`` reads it back as an Assert)."""
+    ok = ins[1]
+    for cond in ins[2:]:
+        ok = ctx.op1("And", [ok, cond])
+    return [ctx.guard(ins[0], node.inputs[0].dtype, ok, node.op.message)]

@@ -59,6 +59,14 @@ class Lowering:
         self._taken.add(name)
         return name
 
+    def claim(self, name: str) -> str:
+        """``name`` itself for a model input or output (ONNX names may be any string), unless
+        taken; then a fresh one like it."""
+        if name and name not in self._taken:
+            self._taken.add(name)
+            return name
+        return self.fresh(name)
+
     def lookup(self, var: Variable) -> str | None:
         context = self
         while context is not None:

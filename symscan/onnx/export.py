@@ -70,23 +70,33 @@ def _graph_of(f_or_outputs, inputs) -> tuple[FunctionGraph, list[Variable], list
     return fgraph, list(fgraph.inputs), [], len(outputs)
 
 
-def export(f_or_outputs, path: str | None = None, inputs=None, opset: int | None = None) -> onnx.ModelProto:
-    """An ``onnx.ModelProto`` of a compiled function or of output variables (see the module doc)."""
+def export(f_or_outputs, path: str | None = None, inputs=None, opset: int | None = None,
+           output_names: list[str] | None = None) -> onnx.ModelProto:
+    """An ``onnx.ModelProto`` of a compiled function or of output variables (see the module doc).
+
+    Model inputs are named after their variables; outputs after theirs, or ``output_names``.
+    """
     opset = default_opset() if opset is None else int(opset)
     if opset < MIN_OPSET:
         raise ValueError(f"export: opset {opset} is too old; symscan exports opset {MIN_OPSET} or newer")
     fgraph, user_inputs, updated, n_out = _graph_of(f_or_outputs, inputs)
+    if output_names is not None and len(output_names) != len(fgraph.outputs):
+        raise ValueError(f"export: {len(output_names)} output_names for {len(fgraph.outputs)} model outputs "
+                         "(the function's outputs, then its updated shared variables)")
     ctx = Lowering(opset)
-    input_names = [ctx.fresh(v.name or f"input_{i}") for i, v in enumerate(user_inputs)]
     shared = fgraph.shared_variables
-    shared_names = [ctx.fresh(v.name or f"shared_{i}") for i, v in enumerate(shared)]
+    input_names = [ctx.claim(v.name or f"input_{i}") for i, v in enumerate(user_inputs)]
+    shared_names = [ctx.claim(v.name or f"shared_{i}") for i, v in enumerate(shared)]
+    wanted = output_names or _default_output_names(fgraph, n_out, updated)
+    reserved = [ctx.claim(name) for name in wanted]
     ctx.names.update(zip(user_inputs, input_names))
     ctx.names.update(zip(shared, shared_names))
     results = ctx.graph(fgraph, input_names)
-    output_names = _output_names(ctx, fgraph, results, n_out, updated)
+    for name, result in zip(reserved, results):  # one Identity each: outputs get names of their own
+        ctx.nodes.append(helper.make_node("Identity", [result], [name], name=ctx.fresh("n_Identity")))
     graph = helper.make_graph(
         ctx.nodes, "symscan", [value_info(n, v) for n, v in zip(input_names + shared_names, user_inputs + shared)],
-        [value_info(n, v) for n, v in zip(output_names, fgraph.outputs)],
+        [value_info(n, v) for n, v in zip(reserved, fgraph.outputs)],
         initializer=[numpy_helper.from_array(np.asarray(v.get_value(borrow=True)), name=n)
                      for n, v in zip(shared_names, shared)])
     model = _model(graph, opset)
@@ -96,17 +106,15 @@ def export(f_or_outputs, path: str | None = None, inputs=None, opset: int | None
     return model
 
 
-def _output_names(ctx: Lowering, fgraph: FunctionGraph, results: list[str], n_out: int, updated: list) -> list[str]:
-    """One Identity per model output, named after the variable (or the updated shared variable):
-    outputs then get unique names even when one is an input or two are the same value."""
+def _default_output_names(fgraph: FunctionGraph, n_out: int, updated: list) -> list[str]:
+    """Outputs are named after their variables; an updated shared variable's new value after it."""
     names = []
-    for i, (var, result) in enumerate(zip(fgraph.outputs, results)):
+    for i, var in enumerate(fgraph.outputs):
         if i < n_out:
-            hint = var.name or f"output_{i}"
+            names.append(var.name or f"output_{i}")
         else:
             shared = updated[i - n_out]
-            hint = f"{shared.name or f'shared_{i - n_out}'}_updated"
-        names.append(ctx.op1("Identity", [result], hint=hint))
+            names.append(f"{shared.name or f'shared_{i - n_out}'}_updated")
     return names
 
 

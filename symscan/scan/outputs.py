@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from symscan.graph.basic import Variable, describe
+from symscan.scan.op import Scan
 from symscan.scan.parse import OutputSpec
 from symscan.scan.trace import Trace
 from symscan.tensor.basic import _is_python_scalar, as_tensor_variable, constant
+from symscan.tensor.subtensor import Subtensor
 
 
 def check_output_count(trace: Trace, outs: list[OutputSpec]) -> None:
@@ -49,6 +51,17 @@ def _python_result(value, spec: OutputSpec) -> Variable:
         raise TypeError(f"scan: fn returns the Python value {value!r} for {spec.label}, which is "
                         f"{spec.initial.dtype}, and it does not fit; return a value that fits {spec.initial.dtype} "
                         "or give an initial value of a wider dtype") from None
+
+
+def final_value(output: Variable) -> Variable:
+    """The last value of a recurrent output as ``scan`` returned it: the last step's, or the
+    initial value when no step ran (the buffer's last row: its initial taps come first).
+    ONNX loops return their states this way; ``output[-1]`` would fail after no step."""
+    sliced = output.owner
+    buffer = sliced.inputs[0] if sliced is not None and isinstance(sliced.op, Subtensor) else None
+    if buffer is None or buffer.owner is None or not isinstance(buffer.owner.op, Scan):
+        return output[-1]  # an unrolled scan (n_steps=1) always ran its step
+    return buffer[-1]
 
 
 def returned_outputs(outputs: list, return_list: bool):

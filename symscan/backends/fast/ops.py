@@ -7,6 +7,7 @@ import numpy as np
 from symscan.backends.fast.codegen import Codegen, emit_perform, emits, scalar_results
 from symscan.graph.basic import Constant
 from symscan.scan.checks import AfterChecks
+from symscan.tensor.assertion import Assert, check_conditions
 from symscan.tensor.broadcast import SumToShape, sum_to_shape
 from symscan.tensor.creation import Alloc
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
@@ -198,6 +199,14 @@ def emit_specify_shape(gen: Codegen, node, ins: list[str], outs: list[str]) -> N
 def elemwise_namespace() -> dict[str, object]:
     """Globals for the elementwise functions that are not plain operators or ufuncs."""
     return {_function(name): fn for name, (_, fn) in ELEMWISE_FUNCTIONS.items()}
+
+
+@emits(Assert)
+def emit_assert(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """The reference check (same message), then the value itself (a view op for inplace)."""
+    check = gen.bind(check_conditions, "check")
+    gen.line(f"{check}({gen.bind(node.op.message, 'message')}, ({''.join(c + ', ' for c in ins[1:])}))")
+    gen.line(f"{outs[0]} = {ins[0]}")
 
 
 @emits(AfterChecks)

@@ -15,6 +15,7 @@ from symscan.backends.numba.blas import matmul_helper
 from symscan.backends.numba.ufuncs import numpy_loop
 from symscan.scan.args import SequenceEntry
 from symscan.scan.checks import AfterChecks, StepCount
+from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Alloc, Arange
 from symscan.tensor.elemwise import Cast, Elemwise
@@ -321,6 +322,15 @@ def emit_alloc(gen, node, ins: list[str], outs: list[str]) -> None:
 def emit_first_input(gen, node, ins: list[str], outs: list[str]) -> None:
     if isinstance(node.op, SpecifyShape):
         raise NotCompilable("specify_shape inside a loop")  # its check would need the reference message
+    gen.line(f"{outs[0]} = {ins[0]}")
+
+
+@numba_emits(Assert)
+def emit_assert(gen, node, ins: list[str], outs: list[str]) -> None:
+    """A failed check raises in the kernel; the call then reruns in the fast evaluator, whose
+    error carries the message."""
+    gen.line(f"if not ({' and '.join(ins[1:])}):")
+    gen.line("    raise ValueError('a check failed')")
     gen.line(f"{outs[0]} = {ins[0]}")
 
 

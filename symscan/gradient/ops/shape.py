@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from symscan.gradient.ops.math import length
 from symscan.gradient.registry import connections, pullback
+from symscan.tensor.assertion import Assert
 from symscan.tensor.shape import (
     DimShuffle,
     Flatten,
@@ -25,7 +26,7 @@ def value_only(node) -> list[list[bool]]:
     return [[i == 0] for i in range(len(node.inputs))]
 
 
-connections(Reshape, SpecifyShape)(value_only)
+connections(Reshape, SpecifyShape, Assert)(value_only)
 
 
 @connections(Shape)
@@ -50,10 +51,10 @@ def reshape_pullback(node, cotangents):
     return [reshape(g, shape(x), ndim=x.ndim), None]
 
 
-@pullback(SpecifyShape)
+@pullback(SpecifyShape, Assert)
 def specify_shape_pullback(node, cotangents):
     (g,) = cotangents
-    return [g, None]
+    return [g] + [None] * (len(node.inputs) - 1)
 
 
 @pullback(DimShuffle)

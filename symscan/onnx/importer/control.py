@@ -1,0 +1,240 @@
+"""Converters of ONNX's control flow: Loop and Scan become symscan scans, If a switch or a check.
+
+Loop: the loop-carried values are recurrent outputs (sit-sot), the scan outputs are per-step
+outputs (nit-sot), the body's condition is ``until(not cond)`` and the trip count is
+``n_steps`` (INT64_MAX when there is none: symscan's until loops grow their buffers). The
+iteration number is a sequence ``arange(n_steps)`` when the loop runs all its steps (so
+rewrites can move indexing by it out of the loop), else a counter carried by the loop. The
+final values are the outputs' last rows, or the initial values when no step ran.
+
+Scan: each scan input is a sequence (its axis moved first, reversed for direction 1), each
+state a sit-sot, each scan output a nit-sot (reversed for direction 1, its axis moved back).
+
+If: a condition known when the model is loaded picks its branch; symscan's own exported checks
+(``Lowering.guard``, whose failing branch is a node named after the error) become ``Assert``;
+other Ifs compute both branches and choose with ``switch``, which needs outputs of equal,
+static shapes (symscan has no lazy conditional).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+import symscan.tensor as T
+from symscan.graph.basic import Variable
+from symscan.onnx.context import CHECK_MARK
+from symscan.onnx.importer.context import NodeCall, Scope, converts, static_value
+from symscan.scan.basic import scan
+from symscan.scan.outputs import final_value
+from symscan.scan.until import until
+from symscan.tensor.assertion import assert_that
+from symscan.tensor.basic import constant
+
+INT64_MAX = np.iinfo(np.int64).max
+
+
+def run_body(node: NodeCall, body: onnx.GraphProto, bindings: list[tuple[str, Variable]]) -> list[Variable]:
+    """The body's outputs, converted in a scope of its own with ``bindings`` for its inputs."""
+    scope = Scope(node.scope)
+    for name, var in bindings:
+        scope.bind(name, var)
+    return node.importer.convert_graph(body, scope)
+
+
+# ---------------------------------------------------------------------------- Loop
+def _always_true(body: onnx.GraphProto) -> bool:
+    """Whether the body's condition output is its condition input (passed on, as a for loop's
+    is) or the constant True: then the loop runs every step of its trip count."""
+    producers = {out: n for n in body.node for out in n.output}
+    name, cond_in = body.output[0].name, body.input[1].name
+    for _ in range(len(body.node) + 1):
+        if name == cond_in:
+            return True
+        node = producers.get(name)
+        if node is None or node.op_type not in ("Identity", "Constant"):
+            return False
+        if node.op_type == "Constant":
+            value = onnx.helper.get_attribute_value(node.attribute[0])
+            return isinstance(value, onnx.TensorProto) and bool(np.all(onnx.numpy_helper.to_array(value)))
+        name = node.input[0]
+    return False
+
+
+def _trip_count(node: NodeCall, runs_every_step: bool) -> Variable:
+    """n_steps: the trip count (none: INT64_MAX, a bound for the condition), no step when the
+    initial condition is false."""
+    trip, cond = node.input(0), node.input(1)
+    if trip is None and runs_every_step:
+        raise node.fail("Loop without a trip count whose condition stays true never ends")
+    steps = constant(np.int64(INT64_MAX)) if trip is None else T.maximum(T.cast(trip, "int64"), 0)
+    if cond is not None:
+        known = static_value(cond)
+        if known is None:
+            steps = T.switch(T.cast(cond, "bool"), steps, np.int64(0))
+        elif not bool(known):
+            steps = constant(np.int64(0))
+    return steps
+
+
+@converts("Loop")
+def convert_loop(node: NodeCall) -> list[Variable]:
+    body = node.attrs["body"]
+    initial = node.inputs[2:]
+    n_carried, n_outputs = len(initial), len(body.output)
+    if len(body.input) != 2 + n_carried or n_outputs < 1 + n_carried:
+        raise node.fail(f"the body has {len(body.input)} inputs and {n_outputs} outputs for {n_carried} "
+                        "loop-carried values (it needs 2 + N inputs and 1 + N + K outputs)")
+    runs_every_step = _always_true(body)
+    steps = _trip_count(node, runs_every_step)
+    iteration_name, cond_name = body.input[0].name, body.input[1].name
+    carried_names = [i.name for i in body.input[2:]]
+    true = constant(np.bool_(True))
+
+    def step(*args):
+        if runs_every_step:
+            iteration, states = args[0], list(args[1:])
+            counter = []
+        else:  # the counter is the last state: the previous iteration number
+            states, previous = list(args[:-1]), args[-1]
+            iteration = previous + np.int64(1)
+            counter = [iteration]
+        results = run_body(node, body, [(iteration_name, iteration), (cond_name, true)]
+                           + list(zip(carried_names, states)))
+        outputs = list(results[1:]) + counter
+        if runs_every_step:
+            return outputs
+        return outputs, until(T.invert(T.cast(results[0], "bool")))
+
+    outputs_info = list(initial) + [None] * (n_outputs - 1 - n_carried)
+    if runs_every_step:
+        outs, _ = scan(step, sequences=[T.arange(steps, dtype="int64")], outputs_info=outputs_info,
+                       n_steps=steps, name=node.node.name or "loop", return_list=True)
+    else:
+        outs, _ = scan(step, outputs_info=outputs_info + [constant(np.int64(-1))], n_steps=steps,
+                       name=node.node.name or "loop", return_list=True)
+    finals = [final_value(out) for out in outs[:n_carried]]
+    return finals + list(outs[n_carried:n_outputs - 1])
+
+
+# ---------------------------------------------------------------------------- Scan
+def _moved_first(x: Variable, axis: int) -> Variable:
+    axis = axis + x.ndim if axis < 0 else axis
+    return x if axis == 0 else T.dimshuffle(x, [axis] + [a for a in range(x.ndim) if a != axis])
+
+
+def _moved_from_first(x: Variable, axis: int) -> Variable:
+    axis = axis + x.ndim if axis < 0 else axis
+    if axis == 0:
+        return x
+    order = list(range(1, x.ndim))
+    order.insert(axis, 0)
+    return T.dimshuffle(x, order)
+
+
+def _reversed(x: Variable) -> Variable:
+    return x[::-1]
+
+
+def scan_steps(node: NodeCall, sequences: list[Variable]) -> Variable:
+    """The step count: the scan inputs' common length (ONNX requires them equal; a check
+    fails otherwise, where symscan's scan would stop at the shortest)."""
+    lengths = [T.shape(s)[0] for s in sequences]
+    first = lengths[0]
+    equal = [T.eq(first, other) for other in lengths[1:]]
+    known = [static_value(e) for e in equal]
+    pending = [e for e, value in zip(equal, known) if value is None or not bool(value)]
+    message = f"{node.where}: its scan inputs have different lengths along their scan axes; ONNX requires equal ones"
+    return assert_that(first, *pending, message=message)
+
+
+@converts("Scan")
+def convert_scan(node: NodeCall) -> list[Variable]:
+    if node.opset < 9:
+        return convert_batched_scan(node)
+    return scan_over(node, node.inputs, node.attrs["body"])
+
+
+def scan_over(node: NodeCall, inputs: list[Variable], body: onnx.GraphProto) -> list[Variable]:
+    """Scan (opset 9 and newer) of ``inputs``: the states, then the scan inputs."""
+    m = node.attr("num_scan_inputs")
+    n_states = len(inputs) - m
+    k = len(body.output) - n_states
+    in_axes = node.attr("scan_input_axes") or [0] * m
+    in_dirs = node.attr("scan_input_directions") or [0] * m
+    out_axes = node.attr("scan_output_axes") or [0] * k
+    out_dirs = node.attr("scan_output_directions") or [0] * k
+    sequences = []
+    for x, axis, direction in zip(inputs[n_states:], in_axes, in_dirs):
+        moved = _moved_first(x, axis)
+        sequences.append(_reversed(moved) if direction else moved)
+    names = [i.name for i in body.input]
+
+    def step(*args):
+        elements, states = args[:m], args[m:]
+        return run_body(node, body, list(zip(names, list(states) + list(elements))))
+
+    outs, _ = scan(step, sequences=sequences, outputs_info=list(inputs[:n_states]) + [None] * k,
+                   n_steps=scan_steps(node, sequences), name=node.node.name or "scan", return_list=True)
+    outs = outs or []
+    finals = [final_value(out) for out in outs[:n_states]]
+    stacked = []
+    for out, axis, direction in zip(outs[n_states:], out_axes, out_dirs):
+        stacked.append(_moved_from_first(_reversed(out) if direction else out, axis))
+    return finals + stacked
+
+
+def convert_batched_scan(node: NodeCall) -> list[Variable]:
+    """Scan-8: axis 0 of every input is a batch, each batch element scanned along axis 1."""
+    lengths, *inputs = node.inputs
+    if lengths is not None:
+        raise node.fail("Scan-8 with sequence_lens has no symscan form (each batch element would stop at its "
+                        "own length); leave sequence_lens out or use opset 9's Scan")
+    body = node.attrs["body"]
+    m = node.attr("num_scan_inputs")
+    directions = node.attr("directions") or [0] * m
+    n_states = len(inputs) - m
+
+    def one_batch(*rows):
+        sequences = [_reversed(r) if d else r for r, d in zip(rows[n_states:], directions)]
+        names = [i.name for i in body.input]
+
+        def step(*args):
+            return run_body(node, body, list(zip(names, list(args[m:]) + list(args[:m]))))
+
+        k = len(body.output) - n_states
+        outs, _ = scan(step, sequences=sequences, outputs_info=list(rows[:n_states]) + [None] * k,
+                       n_steps=scan_steps(node, sequences), return_list=True)
+        return [final_value(o) for o in outs[:n_states]] + list(outs[n_states:])
+
+    outs, _ = scan(one_batch, sequences=list(inputs), name=node.node.name or "scan", return_list=True)
+    return list(outs)
+
+
+# ---------------------------------------------------------------------------- If
+def _check_message(branch: onnx.GraphProto) -> str | None:
+    """The message of a branch that only fails: symscan's exported guards name it."""
+    for branch_node in branch.node:
+        if branch_node.name.startswith(CHECK_MARK):
+            return branch_node.name.split(": ", 1)[1] if ": " in branch_node.name else branch_node.name
+    return None
+
+
+@converts("If")
+def convert_if(node: NodeCall) -> list[Variable]:
+    cond = node.inputs[0]
+    then_branch, else_branch = node.attrs["then_branch"], node.attrs["else_branch"]
+    known = static_value(cond)
+    if known is not None:
+        return run_body(node, then_branch if bool(np.all(known)) else else_branch, [])
+    message = _check_message(else_branch)
+    if message is not None:
+        values = run_body(node, then_branch, [])
+        return [assert_that(v, T.cast(cond, "bool"), message=message) for v in values]
+    then_values, else_values = run_body(node, then_branch, []), run_body(node, else_branch, [])
+    for a, b in zip(then_values, else_values):
+        if a.dtype != b.dtype or None in a.type.shape or a.type.shape != b.type.shape:
+            # symscan computes both branches and picks with switch, which needs equal dtypes and
+            # static shapes: otherwise the branch must be chosen when the graph is built
+            node.static(0, f"the condition, because its branches give {a.type} and {b.type}")
+    return [T.switch(T.cast(cond, "bool"), a, b) for a, b in zip(then_values, else_values)]
