@@ -3,6 +3,8 @@
 Buffers hold each recurrent output's initial taps followed by the steps; a ring length
 keeps only the last rows. A virtual row ``v`` (0 = the oldest initial tap) lives at
 ``v % len(buffer)``; at the end a ringed output is the last ``ring`` steps in time order.
+A loop with ``until`` takes n_steps as a bound only (a while loop may pass 2**63 - 1), so its
+buffers start with room for ``GROWTH_START`` steps and double when a step reaches that room.
 The checks and the result slicing are functions of plain values, so that the fast
 evaluator's generated loops call the very same ones.
 """
@@ -23,6 +25,40 @@ def buffer_length(ring: int | None, history: int, n_steps: int) -> int:
     """Rows to keep: all of them, or (ring) what the taps read and the output needs."""
     total = history + n_steps
     return total if ring is None else min(max(ring, history), total)
+
+
+GROWTH_START = 64
+"""Steps of room a loop with ``until`` starts with. Doubling copies each row about once
+whatever the start, so the start only weighs memory (64 rows of a large state) against
+regrowths of short loops (a while loop converging in under 64 steps never grows)."""
+
+
+def start_room(n_steps: int, until: bool) -> int:
+    """Steps the buffers hold rows for before the loop: every step, or (a loop with until,
+    whose n_steps is a bound) at most ``GROWTH_START``."""
+    return min(n_steps, GROWTH_START) if until else n_steps
+
+
+def more_room(room: int, n_steps: int) -> int:
+    """The room once a step reaches it: twice as many steps, never more than n_steps."""
+    return min(2 * room, n_steps)
+
+
+def may_grow(ring: int | None, history: int) -> bool:
+    """Whether a buffer can be longer with more room: a full one, or a ring longer than the
+    history and ``GROWTH_START`` steps (a shorter ring has all its rows from the start)."""
+    return ring is None or max(ring, history) > history + GROWTH_START
+
+
+def grown(data: np.ndarray, ring: int | None, history: int, room: int) -> np.ndarray:
+    """``data`` with rows for ``room`` steps, each kept at its index: a buffer grows only
+    before its first wrap (a ring already at its length is returned as is)."""
+    length = buffer_length(ring, history, room)
+    if length == data.shape[0]:
+        return data
+    bigger = np.empty((length,) + data.shape[1:], dtype=data.dtype)
+    bigger[:data.shape[0]] = data
+    return bigger
 
 
 def result_rows(data: np.ndarray, history: int, steps_run: int, ring: int | None) -> np.ndarray:
@@ -66,10 +102,14 @@ def unrun_nit_sot_shapes(args: ScanArgs, sequences: list, recurrent_rows: list, 
 class _Buffer:
     """One output's rows: ``history`` initial taps, then one row per step (see the module doc)."""
 
-    def __init__(self, args: ScanArgs, label: str, ring: int | None, history: int, n_steps: int):
+    def __init__(self, args: ScanArgs, label: str, ring: int | None, history: int, room: int):
         self.args, self.label, self.ring, self.history = args, label, ring, history
-        self.length = buffer_length(ring, history, n_steps)
+        self.length = buffer_length(ring, history, room)
         self.data: np.ndarray | None = None
+
+    def grow(self, room: int) -> None:
+        self.data = grown(self.data, self.ring, self.history, room)
+        self.length = self.data.shape[0]
 
     def allocate(self, row, dtype) -> None:
         self.data = np.empty((self.length,) + np.shape(row), dtype=dtype)
@@ -95,20 +135,25 @@ def run_scan(node: Apply, inputs: list, evaluate_inner: Callable[[list], list]) 
     sequences = [values[s.outer] for s in args.sequences]
     lengths = [np.shape(data)[0] for data in sequences]
     check_sequences(args, lengths, n_steps)
+    room = start_room(n_steps, args.until is not None)
     buffers, first_rows = [], []
     for entry in args.recurrent:
-        buffer = _Buffer(args, entry.label, entry.ring, entry.span, n_steps)
+        buffer = _Buffer(args, entry.label, entry.ring, entry.span, room)
         rows = initial_rows(args, entry, values[entry.outer_init])
         buffer.allocate(rows[0], entry.inner_out.type.dtype)
         for v, row in enumerate(rows):
             buffer.data[v % buffer.length] = row
         buffers.append(buffer)
         first_rows.append(rows)
-    nit_buffers = [_Buffer(args, e.label, e.ring, 0, n_steps) for e in args.nit_sot]
+    nit_buffers = [_Buffer(args, e.label, e.ring, 0, room) for e in args.nit_sot]
     shared = [values[s.outer] for s in args.shared]
     non_seqs = [values[n.outer] for n in args.non_seqs]
     steps_run = 0
     for step in range(n_steps):
+        if step == room:  # (only a loop with until starts with less room than n_steps)
+            room = more_room(room, n_steps)
+            for buffer in buffers + nit_buffers:
+                buffer.grow(room)
         inner = []
         for seq, data, length in zip(args.sequences, sequences, lengths):
             usable = length - seq.span

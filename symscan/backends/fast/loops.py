@@ -4,8 +4,11 @@ The body's nodes are emitted inline (nested loops nest). Sequences are read thro
 already in step order. A recurrent output's recent values (as many as its taps reach back)
 live in local variables that shift each step, so the body reads no buffer; the buffer only
 collects the output: every row, or (after save_mem) a ring of the last steps, or for a ring
-of one step nothing until the loop ends. The checks and result slicing are the reference
-loop's own functions (``symscan.backends.scan_loop``), so errors and results match.
+of one step nothing until the loop ends. A loop with ``until`` allocates its buffers with room
+for ``scan_loop.start_room`` steps and runs in chunks of steps up to that room, growing the
+buffers between chunks (``Chunks``); other loops allocate every step's row. The checks and
+result slicing are the reference loop's own functions (``symscan.backends.scan_loop``), so
+errors and results match.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ MAX_WINDOW = 8
 """Recurrent outputs reaching further back than this read their taps from the buffer."""
 
 
-def history_buffer(rows: np.ndarray, n_steps: int, dtype) -> np.ndarray:
-    """A full buffer: the initial rows, then room for every step."""
-    buf = np.empty((rows.shape[0] + n_steps,) + rows.shape[1:], dtype=dtype)
+def history_buffer(rows: np.ndarray, room: int, dtype) -> np.ndarray:
+    """A full buffer: the initial rows, then room for ``room`` steps (every step, or what a
+    loop with until holds before it grows)."""
+    buf = np.empty((rows.shape[0] + room,) + rows.shape[1:], dtype=dtype)
     buf[:rows.shape[0]] = rows
     return buf
 
@@ -42,7 +46,8 @@ HELPERS = {"_scan_direction": checks.direction_and_steps, "_scan_check": checks.
            "_scan_initial": checks.initial_rows, "_scan_length": scan_loop.buffer_length,
            "_scan_result": scan_loop.result_rows, "_scan_unrun": scan_loop.unrun_nit_sot_shapes,
            "_scan_shape_error": checks.shape_error, "_scan_history": history_buffer,
-           "_perf": time.perf_counter}
+           "_scan_room": scan_loop.start_room, "_scan_more_room": scan_loop.more_room,
+           "_scan_grown": scan_loop.grown, "_perf": time.perf_counter}
 
 
 SHAPE_STABLE_OPS = (Elemwise, Cast, Dot, MatMul, Outer, Reduce, ArgReduce, CumOp, DimShuffle, Flatten, Shape,
@@ -82,6 +87,8 @@ class _Loop:
         self.outer = dict(zip(node.inputs, ins))
         self.p = gen.fresh("L")
         self.stable = not self.args.shared and all(shape_stable(n) for n in node.op.inner.apply_nodes)
+        # the steps the buffers have rows for: all n of them, unless the loop has until
+        self.room = self.name("room") if self.args.until is not None else self.name("n")
 
     def name(self, what: str) -> str:
         return f"{self.p}_{what}"
@@ -104,6 +111,34 @@ class _Output:
     def keeps_last_only(self) -> bool:
         return self.entry.ring == 1
 
+    def growing_buffers(self) -> list[tuple[str, int | None, int]]:
+        """The buffers that more room can lengthen, each as (``"store"`` or ``"taps"``, ring,
+        rows before the steps): a ring store holds the steps only."""
+        found = []
+        if not self.keeps_last_only:
+            ring = self.entry.ring
+            found.append(("store", ring, self.history if ring is None else 0))
+        if self.recurrent and not self.window:
+            found.append(("taps", None, self.history))
+        return [(kind, ring, history) for kind, ring, history in found if scan_loop.may_grow(ring, history)]
+
+
+class Chunks:
+    """How a loop with until whose buffers can grow runs: in chunks of steps, each up to the
+    room the buffers have, growing them between chunks. No step checks the room, and a numba
+    kernel rebinds no buffer inside its step loop (a rebinding there made W6's kernel 7x
+    slower). ``head`` opens the chunk loop; the step loop, one level deeper, runs over
+    ``steps``; ``tail`` (at the level of the chunk loop's body) ends the chunk loop unless
+    there are steps to run; the backend writes the growth after it. ``prefix`` names the
+    chunk's first and end step."""
+
+    def __init__(self, prefix: str, room: str, n: str, steps: str) -> None:
+        start, stop = self.start, self.stop = f"{prefix}chunk", f"{prefix}chunk_end"
+        self.head = [f"{start} = 0", "while True:", f"    {stop} = min({room}, {n})"]
+        self.steps = f"range({start}, {stop})"
+        self.tail = [f"if {steps} != {n} or {stop} == {n}:  # the until ended the loop, or every step ran",
+                     "    break", f"{start} = {stop}"]
+
 
 @emits(Scan)
 def emit_scan(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
@@ -120,10 +155,12 @@ def write_scan(gen: Codegen, node, ins: list[str], outs: list[str], body) -> Non
         gen.line(f"{loop.name('t0')} = _perf()")
     gen.line(f"{back}, {n} = _scan_direction({loop.a}, int({loop.outer[args.n_steps]}))")
     views = _sequence_views(loop, n, back)
+    if args.until is not None:
+        gen.line(f"{loop.room} = _scan_room({n}, True)")
     outputs = [_Output(loop, e, i, True) for i, e in enumerate(args.recurrent)]
     outputs += [_Output(loop, e, len(outputs) + i, False) for i, e in enumerate(args.nit_sot)]
     for out in outputs:
-        _prepare(loop, out, n)
+        _prepare(loop, out, loop.room)
     shared = [loop.name(f"sh{i}") for i in range(len(args.shared))]
     for name, entry in zip(shared, args.shared):
         gen.line(f"{name} = {loop.outer[entry.outer]}")
@@ -159,8 +196,8 @@ def _sequence_views(loop: _Loop, n: str, back: str) -> list[tuple[str, object]]:
     return views
 
 
-def _prepare(loop: _Loop, out: _Output, n: str) -> None:
-    """Initial window locals and the output's storage, before the loop."""
+def _prepare(loop: _Loop, out: _Output, room: str) -> None:
+    """Initial window locals and the output's storage (rows for ``room`` steps), before the loop."""
     gen, entry, dtype = loop.gen, out.entry, out.entry.inner_out.type.dtype
     if out.recurrent:
         rows = out.rows
@@ -171,18 +208,18 @@ def _prepare(loop: _Loop, out: _Output, n: str) -> None:
         if out.keeps_last_only:
             gen.line(f"{out.last} = None")
         elif entry.ring is None:
-            gen.line(f"{out.store} = _scan_history({rows}, {n}, {dtype!r})")
+            gen.line(f"{out.store} = _scan_history({rows}, {room}, {dtype!r})")
         else:
-            gen.line(f"{out.store} = np.empty((_scan_length({entry.ring}, 0, {n}),) + {out.row_shape}, "
+            gen.line(f"{out.store} = np.empty((_scan_length({entry.ring}, 0, {room}),) + {out.row_shape}, "
                      f"dtype={dtype!r})")
         if not out.window:  # taps too far back for locals: the body reads a full history buffer
-            gen.line(f"{out.store}_taps = _scan_history({rows}, {n}, {dtype!r})")
+            gen.line(f"{out.store}_taps = _scan_history({rows}, {room}, {dtype!r})")
         return
     shape = entry.inner_out.type.shape
     if out.keeps_last_only:
         gen.line(f"{out.last} = None")
     elif None not in shape:
-        gen.line(f"{out.store} = np.empty((_scan_length({entry.ring!r}, 0, {n}),) + {tuple(shape)!r}, "
+        gen.line(f"{out.store} = np.empty((_scan_length({entry.ring!r}, 0, {room}),) + {tuple(shape)!r}, "
                  f"dtype={dtype!r})")
     else:
         gen.line(f"{out.store} = None")  # allocated at the first step, when a row's shape is known
@@ -196,11 +233,9 @@ def _loop_body(loop: _Loop, n: str, views, outputs: list[_Output], shared: list[
     for (_, inner), head in zip(views, heads):
         names[inner] = head
     slots = _plan_slots(loop, outputs, t)
-    if views:
-        gen.line(f"for {', '.join([t] + heads)} in zip(range({n}), {', '.join(v for v, _ in views)}):")
-    else:
-        gen.line(f"for {t} in range({n}):")
-    gen.indent += 1
+    growing = _growing_buffers(loop, outputs)
+    chunks = Chunks(loop.name(""), loop.room, n, steps) if growing else None
+    _open_steps(loop, n, [v for v, _ in views], heads, t, chunks)
     for out in outputs[:len(args.recurrent)]:
         for tap, inner in zip(out.entry.taps, out.entry.inner_in):
             if out.window:
@@ -232,6 +267,43 @@ def _loop_body(loop: _Loop, n: str, views, outputs: list[_Output], shared: list[
         gen.line(f"if {results[-1]}:")
         gen.line(f"    {steps} = {t} + 1")
         gen.line("    break")
+    gen.indent -= 1
+    if chunks is not None:
+        _grow(loop, n, chunks, growing)
+
+
+def _growing_buffers(loop: _Loop, outputs: list[_Output]) -> list[tuple[str, int | None, int]]:
+    """A loop with until: the buffers more room can lengthen, as (name, ring, history)."""
+    if loop.args.until is None:
+        return []
+    return [(out.store if kind == "store" else f"{out.store}_taps", ring, history)
+            for out in outputs for kind, ring, history in out.growing_buffers()]
+
+
+def _open_steps(loop: _Loop, n: str, views: list[str], heads: list[str], t: str, chunks: Chunks | None) -> None:
+    """The ``for`` over the steps (in a chunk of them, with ``chunks``), the body's level after it."""
+    gen, steps = loop.gen, f"range({n})"
+    if chunks is not None:
+        for line in chunks.head:
+            gen.line(line)
+        gen.indent += 1
+        steps, views = chunks.steps, [f"{v}[{chunks.start}:{chunks.stop}]" for v in views]
+    if views:
+        gen.line(f"for {', '.join([t] + heads)} in zip({steps}, {', '.join(views)}):")
+    else:
+        gen.line(f"for {t} in {steps}:")
+    gen.indent += 1
+
+
+def _grow(loop: _Loop, n: str, chunks: Chunks, buffers: list) -> None:
+    """After a chunk of steps: the end of the loop, or more room in every buffer that can use
+    it; then the chunk loop is closed."""
+    gen, room = loop.gen, loop.room
+    for line in chunks.tail:
+        gen.line(line)
+    gen.line(f"{room} = _scan_more_room({room}, {n})")
+    for store, ring, history in buffers:
+        gen.line(f"{store} = _scan_grown({store}, {ring!r}, {history}, {room})")
     gen.indent -= 1
 
 
@@ -291,7 +363,7 @@ def _checks(loop: _Loop, out: _Output, value: str, t: str) -> list[str]:
     elif not out.recurrent and None in entry.inner_out.type.shape:
         lines += [f"if {out.store} is None:",
                   f"    {out.row_shape} = {shape_of}",
-                  f"    {out.store} = np.empty((_scan_length({entry.ring!r}, 0, {loop.name('n')}),) + "
+                  f"    {out.store} = np.empty((_scan_length({entry.ring!r}, 0, {loop.room}),) + "
                   f"{out.row_shape}, dtype={entry.inner_out.type.dtype!r})"]
     if _shape_needs_check(loop, out):
         expected = out.row_shape if out.recurrent or None in entry.inner_out.type.shape \

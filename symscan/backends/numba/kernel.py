@@ -6,6 +6,9 @@ everything it reads as parameters (views, window values, buffers, non-sequences,
 constants) and returns the step count and every value it changed, so its source depends only
 on the loop's structure and types: the on-disk cache key. A failed check raises a plain error
 in the kernel; the evaluator then reruns the call in the fast evaluator for the full message.
+A loop with ``until`` gets buffers with room for some steps (``scan_loop.start_room``) and runs
+in chunks up to the room (``loops.Chunks``); between chunks the kernel allocates longer buffers
+(``_grown``), which it returns as it returns every buffer.
 """
 
 from __future__ import annotations
@@ -15,11 +18,21 @@ import copy
 import numpy as np
 
 from symscan.backends.fast.codegen import Codegen
-from symscan.backends.fast.loops import _shape_needs_check
+from symscan.backends.fast.loops import Chunks, _shape_needs_check
 from symscan.backends.numba.ops import NUMBA_EMITTERS, NotCompilable, refuse
 from symscan.graph.type import TensorType
 from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.random import GeneratorType
+
+GROWN_SOURCE = ["@numba.njit(cache=True, nogil=True)",
+                "def _grown(data, length):",
+                "    if length == data.shape[0]:",
+                "        return data",
+                "    bigger = np.empty((length,) + data.shape[1:], dtype=data.dtype)",
+                "    bigger[:data.shape[0]] = data",
+                "    return bigger",
+                ""]
+"""``scan_loop.grown`` in numba, defined in a kernel's module when its loop can grow."""
 
 
 class KernelCodegen(Codegen):
@@ -35,6 +48,7 @@ class KernelCodegen(Codegen):
         self.bounds_checked = False
         self.written_into: set[str] = set()  # values computed straight into their buffer row
         self.preamble: list[str] = []  # kernel lines before the loop (arrays reused across steps)
+        self.step_indent = 2  # the indent of the top loop's body
 
     def fresh(self, prefix: str = "b") -> str:
         return super().fresh(prefix)
@@ -60,7 +74,7 @@ class KernelCodegen(Codegen):
         has a preamble."""
         var = node.outputs[0]
         readers = self.body.clients.get(var, [])
-        return (self.indent == 2 and len(readers) == 1 and readers[0][0] != "output"
+        return (self.indent == self.step_indent and len(readers) == 1 and readers[0][0] != "output"
                 and isinstance(getattr(readers[0][0], "op", None), Elemwise))
 
     def assign(self, node, out: str, expr: str) -> None:
@@ -122,7 +136,7 @@ def scalar_literal(value) -> str:
 class LoopKernel:
     """The kernel's source for one loop, and the outer lines that call it."""
 
-    t, steps_local, indent = "t", "steps", 2  # the kernel's step counter, step count, body indent
+    t, steps_local = "t", "steps"  # the kernel's step counter and step count
 
     def __init__(self, loop, n: str, views, outputs, shared: list[str], steps: str) -> None:
         self.loop, self.outputs, self.steps = loop, outputs, steps
@@ -136,6 +150,9 @@ class LoopKernel:
         self.names = {}
         self.views = [(self.gen.param("x", view), inner) for view, inner in views]
         self.windows = [self._state(i, out) for i, out in enumerate(outputs)]
+        self.room = self.gen.param("room", loop.room) if self.growing_buffers() else None
+        self.chunks = Chunks("", self.room, self.n, "steps") if self.room else None
+        self.indent = self.gen.step_indent = 3 if self.chunks else 2
         self.shared_locals = []
         for entry, name in zip(args.shared, shared):
             if isinstance(entry.outer.type, GeneratorType):  # drawn from in place: a copy, as perform draws
@@ -177,13 +194,47 @@ class LoopKernel:
             state["store"] = gen.param("s", out.store)
             self.returned.append((state["store"], out.store))
         if unknown:
-            rows = "1" if out.keeps_last_only else f"_scan_length({entry.ring!r}, 0, {loop.name('n')})"
+            rows = "1" if out.keeps_last_only else f"_scan_length({entry.ring!r}, 0, {loop.room})"
             state["rows"] = gen.param("m", rows)
         return state
 
+    def growing_buffers(self) -> list[tuple[str, int | None, int]]:
+        """A loop with until: the buffers more room can lengthen, as (name, ring, history)."""
+        if self.loop.args.until is None:
+            return []
+        return [(state[kind], ring, history) for out, state in zip(self.outputs, self.windows)
+                for kind, ring, history in out.growing_buffers()]
+
+    def _open_steps(self) -> None:
+        """The ``for`` over the steps (in a chunk of them, for a loop that can grow)."""
+        gen, chunks = self.gen, self.chunks
+        gen.indent = self.indent - (2 if chunks else 1)
+        if chunks is not None:
+            for line in chunks.head:
+                gen.line(line)
+            gen.indent += 1
+        gen.line(f"for {self.t} in {chunks.steps if chunks else f'range({self.n})'}:")
+        gen.indent += 1
+
+    def _grow(self) -> None:
+        """After a chunk of steps: the end of the loop, or more room in every buffer that can use
+        it (``scan_loop.more_room`` and ``buffer_length`` written out: a kernel calls no Python)."""
+        if self.chunks is None:
+            return
+        gen, room = self.gen, self.room
+        if GROWN_SOURCE[1] not in gen.module_lines:
+            gen.module_lines += GROWN_SOURCE
+        gen.indent = self.indent - 1
+        for line in self.chunks.tail:
+            gen.line(line)
+        gen.line(f"{room} = min(2 * {room}, {self.n})")
+        for buffer, ring, history in self.growing_buffers():
+            length = f"{history} + {room}" if ring is None else f"min({max(ring, history)}, {history} + {room})"
+            gen.line(f"{buffer} = _grown({buffer}, {length})")
+
     def _body(self) -> list[str]:
         gen, args, t = self.gen, self.loop.args, self.t
-        gen.indent = self.indent
+        self._open_steps()
         for (view, inner) in self.views:
             self.names[inner] = gen.fresh()
             gen.line(f"{self.names[inner]} = {self.row_of(view)}")
@@ -213,6 +264,7 @@ class LoopKernel:
             gen.line(f"if {results[-1]}:")
             gen.line(f"    {self.steps_local} = {t} + 1")
             gen.line("    break")
+        self._grow()
         return gen.lines
 
     def row_of(self, view: str) -> str:
@@ -259,8 +311,7 @@ class LoopKernel:
         returned = ", ".join(local for local, _ in self.returned)
         head = ["import numpy as np", "import numba", ""] + self.gen.module_lines + [""]
         body = [f"@numba.njit({flags})", f"def {name}({', '.join(self.gen.params)}):",
-                f"    steps = {self.n}"] + [f"    {line}" for line in self.gen.preamble] + [
-                f"    for t in range({self.n}):"]
+                f"    steps = {self.n}"] + [f"    {line}" for line in self.gen.preamble]
         return "\n".join(head + body + self.body_lines + [f"    return ({returned},)", ""])
 
     def call_lines(self, kernel: str) -> list[str]:

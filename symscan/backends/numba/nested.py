@@ -6,9 +6,10 @@ in mode fast, whose error has the full message (``NumbaEvaluator.__call__``).
 
 from __future__ import annotations
 
-from symscan.backends.fast.loops import _Loop, _Output
+from symscan.backends.fast.loops import Chunks, _Loop, _Output
 from symscan.backends.numba.kernel import LoopKernel, check_loop_values
 from symscan.backends.numba.ops import NotCompilable, numba_emits
+from symscan.backends.scan_loop import GROWTH_START
 from symscan.scan.op import Scan
 
 RERUN = "raise ValueError('symscan: a nested loop check failed (rerun in mode fast)')"
@@ -29,13 +30,15 @@ class NestedLoop(LoopKernel):
         check_loop_values(loop)
         args = loop.args
         self.loop, self.gen, self.names, self.returned = loop, gen, {}, []
-        self.t, self.steps_local, self.indent = loop.name("t"), loop.name("steps"), gen.indent + 1
+        self.t, self.steps_local = loop.name("t"), loop.name("steps")
         self.outputs = [_Output(loop, e, i, True) for i, e in enumerate(args.recurrent)]
         self.outputs += [_Output(loop, e, len(self.outputs) + i, False) for i, e in enumerate(args.nit_sot)]
         if any(out.recurrent and not out.window for out in self.outputs):
             raise NotCompilable("a loop inside a loop whose taps reach further back than its window")
-        self.n = loop.name("n")
+        self.n, self.room = loop.name("n"), loop.room
         self._direction()
+        if args.until is not None:  # scan_loop.start_room
+            self.line(f"{self.room} = min({self.n}, {GROWTH_START})")
         self.views, self.rows = self._sequences(), {}
         self.windows = [self._start(out) for out in self.outputs]
         self.shared_locals = []
@@ -45,9 +48,11 @@ class NestedLoop(LoopKernel):
             self.shared_locals.append(local)
         for entry in args.non_seqs:
             self.names[entry.inner] = loop.outer[entry.outer]
+        growing = self.growing_buffers()
+        self.chunks = Chunks(loop.name(""), self.room, self.n, self.steps_local) if growing else None
         indent = gen.indent
+        self.indent = indent + (2 if growing else 1)  # the body's
         gen.line(f"{self.steps_local} = {self.n}")
-        gen.line(f"for {self.t} in range({self.n}):")
         self._body()
         gen.indent = indent
         results = [self._result(out, state) for out, state in zip(self.outputs, self.windows)]
@@ -108,8 +113,8 @@ class NestedLoop(LoopKernel):
             shape = repr(tuple(entry.inner_out.type.shape)) if None not in entry.inner_out.type.shape else None
         if out.recurrent and out.keeps_last_only:
             return state
-        rows = "1" if out.keeps_last_only else (f"{out.history} + {self.n}" if entry.ring is None
-                                                else f"min(max({entry.ring}, 0), {self.n})")
+        rows = "1" if out.keeps_last_only else (f"{out.history} + {self.room}" if entry.ring is None
+                                                else f"min(max({entry.ring}, 0), {self.room})")
         state["store"] = out.store
         if shape is None:  # allocated at step 0, when the row's shape is known
             self.line(f"{out.store} = np.empty({(0,) * (ndim + 1)!r}, dtype={dtype})")
