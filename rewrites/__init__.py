@@ -8,6 +8,7 @@ user's own ``rewrites.py`` on the path must not shadow it.
 from rewrites import (  # noqa: F401
     canonicalize,
     constant_folding,
+    delayed_states,
     inplace,
     merge,
     merge_inouts,

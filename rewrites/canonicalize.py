@@ -12,14 +12,17 @@ from collections.abc import Callable
 import numpy as np
 
 from rewrites.registry import register
-from rewrites.shape_sources import all_ones, computed_shape, same_shape
+from rewrites.shape_sources import all_ones, axis_length, computed_shape, same_shape
 from symscan.graph.basic import Constant, Variable
+from symscan.scan.checks import StepCount
 from symscan.tensor.assertion import Assert
+from symscan.tensor.basic import static_int
 from symscan.tensor.broadcast import SumToShape
+from symscan.tensor.creation import Arange
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
-from symscan.tensor.shape import DimShuffle, dimshuffle, make_vector
-from symscan.tensor.subtensor import Subtensor
+from symscan.tensor.shape import DimShuffle, Shape, dimshuffle, make_vector
+from symscan.tensor.subtensor import ARRAY, INT, Subtensor
 
 
 def _is_scalar_constant(var: Variable, value) -> bool:
@@ -160,6 +163,90 @@ def _settled_conditions(node):
     return Assert(node.op.message)(node.inputs[0], *pending) if pending else node.inputs[0]
 
 
+def _max_with_zero(node):
+    """maximum(n, 0) is n for an axis length (an imported ONNX loop's trip count). Only then:
+    a value known non-negative from static lengths alone may stop being so known once other
+    rules rewrite what it is computed from, and the maximum keeps that knowledge."""
+    if node.op != Elemwise("maximum"):
+        return None
+    for position, other in ((0, 1), (1, 0)):
+        if _is_scalar_constant(node.inputs[position], 0) and axis_length(node.inputs[other]) is not None:
+            return node.inputs[other]
+    return None
+
+
+def _whole_axis_slice(node):
+    """x[:n] and x[0:n] are x when n is x's length (an imported loop's steps are its sequence's)."""
+    spec, (x, *bounds) = node.op.spec, node.inputs
+    if spec == (("slice", False, True, False),):
+        stop = bounds[0]
+    elif spec == (("slice", True, True, False),) and static_int(bounds[0]) == 0:
+        stop = bounds[1]
+    else:
+        return None
+    return x if _is_length_of(stop, x) else None
+
+
+def _is_length_of(n: Variable, x: Variable) -> bool:
+    """Whether ``n`` is the length of ``x``'s first axis: ``len(x)``, or ``x`` is ``arange(0, n, 1)``
+    with ``n`` never negative."""
+    if axis_length(n) == (x, 0):
+        return True
+    producer = x.owner
+    if producer is None or not isinstance(producer.op, Arange):
+        return False
+    start, stop, step = producer.inputs
+    return stop is n and static_int(start) == 0 and static_int(step) == 1 and _a_length(n)
+
+
+def _a_length(n: Variable) -> bool:
+    """Whether ``n`` is never negative by the graph's structure: an axis length, a maximum with 0
+    (not by static values, which other rules may rewrite away)."""
+    if axis_length(n) is not None:
+        return True
+    node = n.owner
+    return node is not None and node.op == Elemwise("maximum") and any(
+        _is_scalar_constant(v, 0) for v in node.inputs)
+
+
+def _arange_of_the_axis(node):
+    """x[arange(0, len(x), 1)] is x: every row, in order (a gather by an imported loop's
+    iteration numbers, pushed out of the loop)."""
+    if node.op.spec[:1] != (ARRAY,) or any(e != ("slice", False, False, False) for e in node.op.spec[1:]):
+        return None
+    x, index = node.inputs[0], node.inputs[1]
+    if index.owner is None or not isinstance(index.owner.op, Arange):
+        return None
+    start, stop, step = index.owner.inputs
+    if static_int(start) != 0 or static_int(step) != 1 or axis_length(stop) != (x, 0):
+        return None
+    return x
+
+
+def _arange_length(node):
+    """len(arange(0, n, 1)) is n for n >= 0 (the length of an imported loop's iteration numbers)."""
+    if node.op.spec != (INT,) or static_int(node.inputs[1]) != 0:
+        return None
+    shape_node = node.inputs[0].owner
+    if shape_node is None or not isinstance(shape_node.op, Shape):
+        return None
+    producer = shape_node.inputs[0].owner
+    if producer is None or not isinstance(producer.op, Arange):
+        return None
+    stop = producer.inputs[1]
+    return stop if stop.dtype == "int64" and _is_length_of(stop, shape_node.inputs[0]) else None
+
+
+def _vacuous_step_count(node):
+    """The step count of a loop over its sequences' own length, with no taps beyond tap 0, is
+    that length: the check that they are long enough cannot fail."""
+    op = node.op
+    spans = [max(max(taps), 0) - min(min(taps), 0) for _, taps in op.sequences]
+    if not op.steps_from_sequences or any(spans) or node.inputs[0].dtype != "int64":
+        return None
+    return node.inputs[0]
+
+
 def _full_slice(node):
     full = all(entry[0] == "slice" and not any(entry[1:]) for entry in node.op.spec)
     return node.inputs[0] if full else None
@@ -176,6 +263,11 @@ RULES: list[tuple[Callable, Callable]] = [
     (lambda op: isinstance(op, Cast), _useless_cast),
     (lambda op: isinstance(op, Cast), _cast_through_a_wider_type),
     (lambda op: isinstance(op, Subtensor), _full_slice),
+    (lambda op: isinstance(op, Subtensor), _whole_axis_slice),
+    (lambda op: isinstance(op, Subtensor), _arange_of_the_axis),
+    (lambda op: isinstance(op, Subtensor), _arange_length),
+    (lambda op: isinstance(op, Elemwise), _max_with_zero),
+    (lambda op: isinstance(op, StepCount), _vacuous_step_count),
     (lambda op: isinstance(op, Assert), _settled_conditions),
     (lambda op: isinstance(op, GradientMarker), lambda node: node.inputs[0]),  # gradients are built by now
     (lambda op: isinstance(op, SumToShape), _useless_sum_to),
@@ -186,8 +278,8 @@ RULES: list[tuple[Callable, Callable]] = [
 ]
 
 
-@register("canonicalize", phase="canonicalize",
-          tracks=(Elemwise, DimShuffle, Cast, Subtensor, GradientMarker, SumToShape, Assert), tags=("canonicalize",))
+@register("canonicalize", phase="canonicalize", tags=("canonicalize",),
+          tracks=(Elemwise, DimShuffle, Cast, Subtensor, GradientMarker, SumToShape, Assert, StepCount))
 def canonicalize(fgraph, node):
     out = node.outputs[0]
     for matches, rule in RULES:

@@ -1,12 +1,14 @@
 """``merge_inouts``: within one scan, identical outer inputs (the same sequence with the same
-taps, the same non-sequence) become one, and outputs computing the same thing become one."""
+taps, the same non-sequence) become one, and outputs computing the same thing become one; a
+per-step output that is a recurrent output's new value is that output's steps (an ONNX Scan
+returning its state every step, as an RNN's does, writes it as both)."""
 
 from __future__ import annotations
 
 from rewrites.registry import Rewritten, register
 from rewrites.scan_utils import rebuild, replace_inner
 from symscan.graph.merge import expression_key
-from symscan.scan.args import ScanArgs
+from symscan.scan.args import NitSotEntry, ScanArgs
 from symscan.scan.op import Scan
 
 
@@ -35,15 +37,10 @@ def _merge_inputs(args: ScanArgs, outer_memo: dict) -> dict:
 
 
 def _merge_outputs(args: ScanArgs, outer_memo: dict) -> list[tuple]:
-    """(dropped entry, kept entry) for outputs that compute the same values."""
+    """(dropped entry, kept entry) for outputs that compute the same values: recurrent ones
+    first, then per-step ones (into a recurrent one, or another per-step one), so that no kept
+    entry is dropped in turn."""
     pairs, memo = [], {}
-    nit_seen: dict = {}
-    for entry in list(args.nit_sot):
-        key = expression_key(entry.inner_out, memo=memo)
-        first = nit_seen.setdefault(key, entry)
-        if first is not entry and entry.ring == first.ring:
-            pairs.append((entry, first))
-            args.nit_sot.remove(entry)
     for kind in (args.mit_sot, args.sit_sot):
         seen: dict = {}
         for entry in list(kind):
@@ -54,6 +51,15 @@ def _merge_outputs(args: ScanArgs, outer_memo: dict) -> list[tuple]:
             if first is not entry:
                 pairs.append((entry, first))
                 kind.remove(entry)
+    recurrent_keys = [(expression_key(r.inner_out, memo=memo), r) for r in args.recurrent if r.ring is None]
+    nit_seen: dict = {}
+    for entry in list(args.nit_sot):
+        key = expression_key(entry.inner_out, memo=memo)
+        twin = next((r for r_key, r in recurrent_keys if r_key == key and entry.ring is None), None)
+        first = twin or nit_seen.setdefault(key, entry)
+        if first is not entry and (twin is not None or entry.ring == first.ring):
+            pairs.append((entry, first))
+            args.nit_sot.remove(entry)
     return pairs
 
 
@@ -72,5 +78,6 @@ def merge_inouts(fgraph, node):
         return None
     result = rebuild(args)
     for dropped, kept in pairs:
-        result[dropped.outer_out] = result[kept.outer_out]
+        steps_only = isinstance(dropped, NitSotEntry) and not isinstance(kept, NitSotEntry)
+        result[dropped.outer_out] = result[kept.outer_out][kept.span:] if steps_only else result[kept.outer_out]
     return Rewritten(result, f"merged {len(mapping)} repeated inner input(s) and {len(pairs)} repeated output(s)")

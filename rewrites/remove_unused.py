@@ -5,7 +5,9 @@
   stays unless it is known now to be long enough (only the loop can check it at run time);
 - outputs nobody outside reads, when no other part of the body reads their past values (a
   mit-sot's check of its initial rows stays, on n_steps);
-- constant non-sequences, which move into the body (so constant folding can see them).
+- constant non-sequences, which move into the body (so constant folding can see them);
+- an ``until`` condition that is constant False (``remove_never_until``): the loop runs all its
+  steps (an imported ONNX for loop whose condition output is a constant).
 """
 
 from __future__ import annotations
@@ -137,3 +139,13 @@ def remove_unused(fgraph, node):
     if not done or not (args.buffered or args.shared):
         return Declined(stays) if kept else None
     return Rewritten(rebuild(args), "; ".join(done + ([stays] if kept else [])))
+
+
+@register("remove_never_until", phase="canonicalize", tracks=(Scan,),
+          tags=("canonicalize", "scan", "remove_constants_and_unused"))
+def remove_never_until(fgraph, node):
+    args = ScanArgs.from_node(node)
+    if args.until is None or not isinstance(args.until, Constant) or bool(args.until.data):
+        return None
+    args.until = None
+    return Rewritten(rebuild(args), "the until condition is always False: a loop over all n_steps")

@@ -12,7 +12,7 @@ from symscan.scan.args import ScanArgs, SequenceEntry
 from symscan.scan.checks import AfterChecks, InitialRows, StepCount
 from symscan.tensor.basic import static_int
 from symscan.tensor.elemwise import Cast, Elemwise
-from symscan.tensor.shape import Shape, shape
+from symscan.tensor.shape import DimShuffle, Shape, shape
 from symscan.tensor.subtensor import Subtensor
 
 
@@ -89,13 +89,13 @@ def aligned(seq: SequenceEntry, tap: int, n_steps: Variable, backwards: bool,
 
 def steps_known_non_negative(args: ScanArgs) -> bool:
     """A negative n_steps flips the direction at run time, which aligned arrays cannot follow."""
-    return args.steps_from_sequences or _non_negative(args.n_steps)
+    return args.steps_from_sequences or non_negative(args.n_steps)
 
 
 _NON_NEGATIVE_OPS = ("add", "mul", "floor_div", "minimum", "maximum")
 
 
-def _non_negative(var: Variable) -> bool:
+def non_negative(var: Variable) -> bool:
     """Whether ``var`` is never negative: a constant >= 0, an unsigned value, a shape entry,
     or sums/products/floor quotients/min/max of such (``n_steps=X.shape[0] // 2``)."""
     value = static_int(var)
@@ -104,14 +104,14 @@ def _non_negative(var: Variable) -> bool:
     op, inputs = var.owner.op, var.owner.inputs
     if isinstance(op, StepCount):
         return True
-    if isinstance(op, AfterChecks):  # the value passes through
-        return _non_negative(inputs[0])
+    if isinstance(op, (AfterChecks, DimShuffle)):  # the values pass through
+        return non_negative(inputs[0])
     if isinstance(op, Subtensor):
         return inputs[0].owner is not None and isinstance(inputs[0].owner.op, Shape)
     if isinstance(op, Elemwise) and op.name == "maximum":  # at least any of its operands
-        return any(_non_negative(v) for v in inputs)
+        return any(non_negative(v) for v in inputs)
     if isinstance(op, Cast) or (isinstance(op, Elemwise) and op.name in _NON_NEGATIVE_OPS):
-        return all(_non_negative(v) for v in inputs)
+        return all(non_negative(v) for v in inputs)
     return isinstance(op, Elemwise) and op.name == "abs"
 
 

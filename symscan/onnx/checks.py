@@ -72,6 +72,8 @@ def lower_step_count(ctx: Lowering, node, ins: list[str]) -> list[str]:
     op, scan = node.op, title(node.op.name)
     steps = ctx.cast(ins[0], node.inputs[0].dtype, "int64")
     if op.steps_from_sequences:  # negative when a sequence is shorter than its taps' span
+        if not any(max(max(taps), 0) - min(min(taps), 0) for _, taps in op.sequences):
+            return [steps]  # a length: never negative
         ok = ctx.op1("GreaterOrEqual", [steps, ctx.const(np.int64(0))])
         return [ctx.guard(steps, "int64", ok, f"{scan}: the sequences are shorter than their taps need")]
     steps = ctx.op1("Abs", [steps])

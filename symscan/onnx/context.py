@@ -48,6 +48,7 @@ class Lowering:
         self.nodes: list[onnx.NodeProto] = []
         self.names: dict[Variable, str] = {}
         self._taken: set[str] = parent._taken if parent else set()
+        self._constants: dict[tuple, str] = {}  # one Constant node per value in this graph
 
     # ------------------------------------------------------------------ names
     def fresh(self, hint: str = "t") -> str:
@@ -95,9 +96,14 @@ class Lowering:
         return self.op(op_type, inputs, 1, hint, **attrs)[0]
 
     def const(self, value, hint: str = "const") -> str:
+        """A Constant node's output; a value already made in this graph is reused. (Not one of an
+        enclosing graph: onnxruntime's optimizers mishandle some values loop bodies read from outside.)"""
         array = np.asarray(value)
-        tensor = numpy_helper.from_array(array, name=self.fresh(hint + "_value"))
-        return self.op1("Constant", [], hint=hint, value=tensor)
+        key = (array.dtype.str, array.shape, array.tobytes())
+        if key not in self._constants:
+            tensor = numpy_helper.from_array(array, name=self.fresh(hint + "_value"))
+            self._constants[key] = self.op1("Constant", [], hint=hint, value=tensor)
+        return self._constants[key]
 
     def ints(self, values, hint: str = "ints") -> str:
         return self.const(np.asarray(values, dtype=np.int64), hint)

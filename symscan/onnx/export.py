@@ -99,11 +99,40 @@ def export(f_or_outputs, path: str | None = None, inputs=None, opset: int | None
         [value_info(n, v) for n, v in zip(reserved, fgraph.outputs)],
         initializer=[numpy_helper.from_array(np.asarray(v.get_value(borrow=True)), name=n)
                      for n, v in zip(shared_names, shared)])
+    drop_unread_constants(graph)
     model = _model(graph, opset)
     onnx.checker.check_model(model)
     if path is not None:
         onnx.save(model, str(Path(path)))
     return model
+
+
+def _subgraphs(graph: onnx.GraphProto):
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                yield attribute.g
+            yield from attribute.graphs
+
+
+def _read_names(graph: onnx.GraphProto) -> set[str]:
+    names = {name for node in graph.node for name in node.input} | {out.name for out in graph.output}
+    for sub in _subgraphs(graph):
+        names |= _read_names(sub)
+    return names
+
+
+def drop_unread_constants(graph: onnx.GraphProto, read: set[str] | None = None) -> None:
+    """Remove the Constant nodes nothing reads (in loop and branch bodies too): a lowering that
+    uses an input's value known now leaves that input's constant unread, and onnxruntime warns
+    of each one."""
+    read = _read_names(graph) if read is None else read
+    kept = [n for n in graph.node if n.op_type != "Constant" or any(out in read for out in n.output)]
+    if len(kept) != len(graph.node):
+        del graph.node[:]
+        graph.node.extend(kept)
+    for sub in _subgraphs(graph):
+        drop_unread_constants(sub, read)
 
 
 def _default_output_names(fgraph: FunctionGraph, n_out: int, updated: list) -> list[str]:

@@ -34,33 +34,44 @@ def _entries(spec: tuple, names: list[str], variables: list) -> list[tuple]:
     return out
 
 
-def _slice_bounds(ctx: Lowering, entry, names, variables, length) -> tuple[str, str, str]:
-    """ONNX Slice start/end/step for a numpy slice (defaults depend on the step's sign).
-    ``length()`` gives the axis length, needed when a start before the axis may meet a negative
-    step: ONNX clamps that start to 0 (one element), numpy's slice is empty."""
+def _slice_bounds(ctx: Lowering, entry, names, variables, length) -> tuple:
+    """ONNX Slice start/end/step for a numpy slice (defaults depend on the step's sign): each an
+    int when known now, else a name. ``length()`` gives the axis length, needed when a start
+    before the axis may meet a negative step: ONNX clamps that start to 0 (one element), numpy's
+    slice is empty."""
     parts = iter(zip(names, variables))
     start = next(parts) if entry[1] else None
     stop = next(parts) if entry[2] else None
     step = next(parts) if entry[3] else None
-    step_name = _int64(ctx, *step) if step else ctx.const(np.int64(1))
-    sign = 1 if step is None else (None if static_int(step[1]) is None else np.sign(static_int(step[1])))
+    known_step = 1 if step is None else static_int(step[1])
+    step_bound = known_step if known_step is not None else _int64(ctx, *step)
+    sign = None if known_step is None else np.sign(known_step)
 
-    def default(forward: int, backward: int) -> str:
+    def default(forward: int, backward: int):
         if sign is not None:
-            return ctx.const(np.int64(forward if sign > 0 else backward))
-        positive = ctx.op1("Greater", [step_name, ctx.const(np.int64(0))])
+            return forward if sign > 0 else backward
+        positive = ctx.op1("Greater", [step_bound, ctx.const(np.int64(0))])
         return ctx.op1("Where", [positive, ctx.const(np.int64(forward)), ctx.const(np.int64(backward))])
 
-    start_name = _int64(ctx, *start) if start else default(0, INT64_MAX)
-    stop_name = _int64(ctx, *stop) if stop else default(INT64_MAX, INT64_MIN)
+    def bound(part):
+        value = static_int(part[1])
+        return value if value is not None else _int64(ctx, *part)
+
+    start_bound = bound(start) if start else default(0, INT64_MAX)
+    stop_bound = bound(stop) if stop else default(INT64_MAX, INT64_MIN)
     known_start = static_int(start[1]) if start else None
     if start and sign != 1 and (known_start is None or known_start < 0):
         zero = ctx.const(np.int64(0))
+        start_name = _as_name(ctx, start_bound)
         empty = ctx.op1("Less", [ctx.op1("Add", [start_name, length()]), zero])
         if sign is None:
-            empty = ctx.op1("And", [empty, ctx.op1("Less", [step_name, zero])])
-        start_name, stop_name = (ctx.op1("Where", [empty, zero, n]) for n in (start_name, stop_name))
-    return start_name, stop_name, step_name
+            empty = ctx.op1("And", [empty, ctx.op1("Less", [_as_name(ctx, step_bound), zero])])
+        start_bound, stop_bound = (ctx.op1("Where", [empty, zero, _as_name(ctx, n)]) for n in (start_bound, stop_bound))
+    return start_bound, stop_bound, step_bound
+
+
+def _as_name(ctx: Lowering, bound) -> str:
+    return ctx.const(np.int64(bound)) if isinstance(bound, (int, np.integer)) else bound
 
 
 def index(ctx: Lowering, x: str, spec: tuple, names: list[str], variables: list, ndim: int) -> str:
@@ -97,8 +108,11 @@ def index(ctx: Lowering, x: str, spec: tuple, names: list[str], variables: list,
     return _gather_nd(ctx, x, entries, advanced, adjacent)
 
 
-def _stack(ctx: Lowering, scalars: list[str]) -> str:
-    parts = [unsqueeze(ctx, s, [0]) for s in scalars]
+def _stack(ctx: Lowering, bounds: list) -> str:
+    """A 1-d int64 tensor of slice bounds (one constant when all are known now)."""
+    if all(isinstance(b, (int, np.integer)) for b in bounds):
+        return ctx.ints([int(b) for b in bounds])
+    parts = [unsqueeze(ctx, _as_name(ctx, b), [0]) for b in bounds]
     return ctx.op1("Concat", parts, axis=0) if len(parts) > 1 else parts[0]
 
 

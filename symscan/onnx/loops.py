@@ -34,10 +34,16 @@ def _scalar_info(name: str, dtype: str) -> object:
     return helper.make_tensor_value_info(name, onnx_type(dtype), [])
 
 
+def last_only(entry) -> bool:
+    """A recurrent output of which only the last step is kept (save_mem's ring of one): the
+    loop carries it, and stacks no row of it."""
+    return isinstance(entry, RecurrentEntry) and entry.ring == 1
+
+
 def fits_onnx_scan(args: ScanArgs) -> bool:
     steps = static_int(args.n_steps)
     return (bool(args.sequences) and all(s.taps == (0,) for s in args.sequences) and not args.mit_sot
-            and args.until is None and all(e.ring is None for e in args.buffered)
+            and args.until is None and all(e.ring is None or last_only(e) for e in args.buffered)
             and (args.steps_from_sequences or (steps is not None and steps >= 0))
             and not any(isinstance(n.op, Scan) for n in args_inner_nodes(args)))
 
@@ -121,10 +127,11 @@ def _as_onnx_scan(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
     sit = results[:len(args.sit_sot)]
     nit = results[len(args.sit_sot):len(args.sit_sot) + len(args.nit_sot)]
     shared = results[len(args.sit_sot) + len(args.nit_sot):]
+    stacked_entries = [e for e in args.sit_sot if not last_only(e)] + args.nit_sot
     state_outs = [_copy(body, r) for r in sit + shared]
-    stacked_outs = [_copy(body, r) for r in sit + nit]
+    stacked_outs = [_copy(body, r) for e, r in zip(args.sit_sot + args.nit_sot, sit + nit) if e in stacked_entries]
     outputs_info = [_info(name, e.inner_out) for name, e in zip(state_outs, args.sit_sot + args.shared)]
-    outputs_info += [_info(name, e.inner_out) for name, e in zip(stacked_outs, args.sit_sot + args.nit_sot)]
+    outputs_info += [_info(name, e.inner_out) for name, e in zip(stacked_outs, stacked_entries)]
     graph = helper.make_graph(body.nodes, ctx.fresh("scan_body"), inputs_info, outputs_info)
     outs = ctx.op("Scan", [initial for _, initial in states] + scan_inputs, len(state_outs) + len(stacked_outs),
                   hint="scan", body=graph, num_scan_inputs=len(scan_inputs), scan_input_directions=directions)
@@ -133,12 +140,21 @@ def _as_onnx_scan(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
     if no_step is not None:  # the step run on zeros leaves no trace
         shared_finals = _unless(ctx, no_step, [outer[s.outer] for s in args.shared], shared_finals)
         stacks = [_first_rows(ctx, stack, n) for stack in stacks]
+    stacked = dict(zip(stacked_entries, stacks))
     results = []
-    for entry, stack in zip(args.sit_sot, stacks):  # the buffer: the initial state, then the steps
-        first = unsqueeze(ctx, outer[entry.outer_init], [0])
-        results.append(ctx.op1("Concat", [first, stack], axis=0))
-    results += stacks[len(args.sit_sot):]
+    for entry, final in zip(args.sit_sot, finals):  # the buffer: the initial state, then the steps
+        if last_only(entry):
+            results.append(_last_step(ctx, final, n))
+        else:
+            results.append(ctx.op1("Concat", [unsqueeze(ctx, outer[entry.outer_init], [0]), stacked[entry]], axis=0))
+    results += [stacked[e] for e in args.nit_sot]
     return results + shared_finals
+
+
+def _last_step(ctx: Lowering, final: str, n: str) -> str:
+    """A ring of one step: the final state as a row, none when no step ran (``n`` <= 0)."""
+    count = ctx.op1("Min", [ctx.op1("Max", [n, ctx.const(np.int64(0))]), ctx.const(np.int64(1))])
+    return ctx.op1("Slice", [unsqueeze(ctx, final, [0]), ctx.ints([0]), unsqueeze(ctx, count, [0]), ctx.ints([0])])
 
 
 def _may_run_no_step(args: ScanArgs) -> bool:
@@ -182,13 +198,13 @@ def _unless(ctx: Lowering, no_step: str, initial: list[str], finals: list[str]) 
     return [ctx.op1("Where", [no_step, first, final]) for first, final in zip(initial, finals)]
 
 
-def _steps_and_direction(ctx: Lowering, args: ScanArgs, outer: dict) -> tuple[str, str | None]:
-    """The step count and, when there are sequences to read, whether the loop walks them backwards
-    (a negative n_steps reverses the loop: decided at run time)."""
+def _steps_and_direction(ctx: Lowering, args: ScanArgs, outer: dict) -> tuple[str, str | bool | None]:
+    """The step count and, when there are sequences to read, whether the loop walks them backwards:
+    a bool when known now, else a name (a negative n_steps reverses the loop: decided at run time)."""
     n = _steps(ctx, args, outer)
     steps = static_int(args.n_steps)
     if args.steps_from_sequences or (steps is not None and steps >= 0):
-        back = ctx.const(np.bool_(args.go_backwards)) if args.sequences else None
+        back = bool(args.go_backwards) if args.sequences else None
         return _checked_steps(ctx, args, outer, n), back
     back = None
     if args.sequences:
@@ -224,7 +240,9 @@ def _as_onnx_loop(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
     condition = body.op1("Not", [results[-1]]) if args.until is not None else _copy(body, keep_going)
     # Each step's output leaves the body flattened (a 1-d row; the shape comes back below), as
     # onnx's reference Loop stacks rows with vstack; a nit-sot's step shape is carried out.
-    stacked = [_copy(body, body.op1("Reshape", [r, body.ints([-1])])) for r in results[:n_buffered]]
+    stacked_entries = [e for e in args.buffered if not last_only(e)]
+    stacked = [_copy(body, body.op1("Reshape", [r, body.ints([-1])]))
+               for e, r in zip(args.buffered, results[:n_buffered]) if not last_only(e)]
     shape_names = [body.fresh("step_shape_in") for _ in args.nit_sot]
     shape_outs = [body.op1("Shape", [r]) for r in results[len(args.recurrent):n_buffered]]
     body_outputs = ([condition] + [_copy(body, w) for w in new_windows] + [_copy(body, r) for r in shared_results]
@@ -238,25 +256,31 @@ def _as_onnx_loop(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
     outputs_info += [_info(name, s.inner_out) for name, s in zip(body_outputs[1 + len(args.recurrent):], args.shared)]
     outputs_info += [_shape_info(name, e) for name, e in zip(shape_outs, args.nit_sot)]
     outputs_info += [helper.make_tensor_value_info(name, onnx_type(e.inner_out.type.dtype), [None])
-                     for name, e in zip(stacked, args.buffered)]
+                     for name, e in zip(stacked, stacked_entries)]
     graph = helper.make_graph(body.nodes, ctx.fresh("loop_body"), inputs_info, outputs_info)
     initial = carried + [outer[s.outer] for s in args.shared]
     initial += [ctx.ints([size or 0 for size in e.inner_out.type.shape], "step_shape") for e in args.nit_sot]
-    outs = ctx.op("Loop", [trips, ctx.const(np.bool_(True))] + initial, len(initial) + n_buffered, hint="loop",
-                  body=graph)
-    finals, stacks = outs[:len(initial)], outs[len(initial):]
+    outs = ctx.op("Loop", [trips, ctx.const(np.bool_(True))] + initial, len(initial) + len(stacked_entries),
+                  hint="loop", body=graph)
+    finals, stack_list = outs[:len(initial)], outs[len(initial):]
     n_rec, n_shared = len(args.recurrent), len(args.shared)
     if probe:  # the step run on zeros leaves no trace but the step shapes
         if args.shared:
             finals[n_rec:n_rec + n_shared] = _unless(ctx, no_step, initial[n_rec:n_rec + n_shared],
                                                      finals[n_rec:n_rec + n_shared])
-        stacks = [_first_rows(ctx, stack, n) for stack in stacks]
-    step_shapes = [_state_shape(ctx, outer[e.outer_init], e in args.sit_sot) for e in args.recurrent]
-    step_shapes += finals[n_rec + n_shared:]
-    stacks = [_unflatten(ctx, stack, shape) for stack, shape in zip(stacks, step_shapes)]
-    results = [_buffer(ctx, e, stack, first, e in args.sit_sot)
-               for e, stack, first in zip(args.recurrent, stacks, carried)]
-    results += [_ring(ctx, e, stack) for e, stack in zip(args.nit_sot, stacks[n_rec:])]
+        stack_list = [_first_rows(ctx, stack, n) for stack in stack_list]
+    step_shapes = {e: _state_shape(ctx, outer[e.outer_init], e in args.sit_sot) for e in args.recurrent}
+    step_shapes.update(zip(args.nit_sot, finals[n_rec + n_shared:]))
+    stacks = {e: _unflatten(ctx, stack, step_shapes[e]) for e, stack in zip(stacked_entries, stack_list)}
+    results = []
+    for entry, window, first in zip(args.recurrent, finals[:n_rec], carried):
+        if last_only(entry):  # the window's newest row, when a step ran
+            newest = window if entry in args.sit_sot else \
+                ctx.op1("Gather", [window, ctx.const(np.int64(entry.span - 1))], axis=0)
+            results.append(_last_step(ctx, newest, n))
+        else:
+            results.append(_buffer(ctx, entry, stacks[entry], first, entry in args.sit_sot))
+    results += [_ring(ctx, e, stacks[e]) for e in args.nit_sot]
     return results + finals[n_rec:n_rec + n_shared]
 
 
@@ -304,8 +328,8 @@ def _shifted(body: Lowering, entry: RecurrentEntry, window: str, new: str, sit_s
     return body.op1("Concat", [rest, unsqueeze(body, new, [0])], axis=0)
 
 
-def _sequence_reads(ctx: Lowering, body: Lowering, args: ScanArgs, outer: dict, iteration: str, back: str,
-                    no_step: str | None) -> dict:
+def _sequence_reads(ctx: Lowering, body: Lowering, args: ScanArgs, outer: dict, iteration: str,
+                    back: str | bool | None, no_step: str | None) -> dict:
     """Each sequence tap's element at the iteration number (from the end when going backwards);
     taps the body does not read (rewrites may leave some) are not read."""
     names, read = {}, _read_by_body(args)
@@ -316,13 +340,16 @@ def _sequence_reads(ctx: Lowering, body: Lowering, args: ScanArgs, outer: dict, 
         data = outer[seq.outer]
         if no_step is not None:
             data = _or_zero_rows(ctx, data, seq.outer, seq.span + 1, no_step)
-        length = ctx.op1("Gather", [ctx.op1("Shape", [data]), ctx.const(np.int64(0))])
+        length = None if back is False else ctx.op1("Gather", [ctx.op1("Shape", [data]), ctx.const(np.int64(0))])
         for tap, inner in taps:
-            offset = np.int64(seq.offset(tap))
-            forward = body.op1("Add", [iteration, body.const(offset)])
-            last = ctx.op1("Add", [length, ctx.const(np.int64(seq.offset(tap) - seq.span - 1))])
-            backward = body.op1("Sub", [last, iteration])
-            position = body.op1("Where", [back, backward, forward])
+            offset = seq.offset(tap)
+            forward = body.op1("Add", [iteration, body.const(np.int64(offset))]) if offset else iteration
+            if back is False:
+                position = forward
+            else:
+                last = ctx.op1("Add", [length, ctx.const(np.int64(offset - seq.span - 1))])
+                backward = body.op1("Sub", [last, iteration])
+                position = backward if back is True else body.op1("Where", [back, backward, forward])
             names[inner] = body.op1("Gather", [data, position], axis=0)
     return names
 

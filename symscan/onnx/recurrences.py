@@ -22,16 +22,21 @@ CUMSUM_DTYPES = ("float32", "float64", "int32", "int64", "uint32", "uint64")
 def lower_recurrence(ctx: Lowering, node, ins: list[str]) -> list[str]:
     op = node.op
     if isinstance(op, Accumulate) and op.op == "add" and op.per_step and node.outputs[0].dtype in CUMSUM_DTYPES:
-        return [_cumsum(ctx, op, ins)]
+        return [_cumsum(ctx, node, ins)]
     return lower_by_expansion(ctx, node, ins)
 
 
-def _cumsum(ctx: Lowering, op: Accumulate, ins: list[str]) -> str:
-    """CumSum over ``[initial, values...]`` (the operand broadcast to the rows' shape first)."""
+def _cumsum(ctx: Lowering, node, ins: list[str]) -> str:
+    """CumSum over ``[initial, values...]`` (the operand broadcast to the rows' shape first,
+    unless the types show it has that shape)."""
+    op = node.op
     initial, values = ins[0], ins[1]
-    rows_shape = ctx.op1("Concat", [ctx.op1("Slice", [ctx.op1("Shape", [values]), ctx.ints([0]), ctx.ints([1])]),
-                                    ctx.op1("Shape", [initial])], axis=0)
-    stacked = ctx.op1("Concat", [unsqueeze(ctx, initial, [0]), ctx.op1("Expand", [values, rows_shape])], axis=0)
+    row, operand_row = node.inputs[0].type.shape, node.inputs[1].type.shape[1:]
+    if None in row or row != operand_row:  # the operand may broadcast to the rows' shape
+        rows_shape = ctx.op1("Concat", [ctx.op1("Slice", [ctx.op1("Shape", [values]), ctx.ints([0]), ctx.ints([1])]),
+                                        ctx.op1("Shape", [initial])], axis=0)
+        values = ctx.op1("Expand", [values, rows_shape])
+    stacked = ctx.op1("Concat", [unsqueeze(ctx, initial, [0]), values], axis=0)
     rows = ctx.op1("CumSum", [stacked, ctx.const(np.asarray(0, "int64"))])
     return ctx.op1("Gather", [rows, ctx.const(np.asarray(-1, "int64"))], axis=0) if op.last else rows
 

@@ -120,4 +120,12 @@ REGRESSIONS: list[tuple[str, Program]] = [
                          outputs=(Out("sit", ("v", "s0@0"), (1,), F, ("v", "h"), (-1,)),
                                   Out("mit", ("add", ("c", -0.3), ("v", "o1@-4")), (), F, ("v", "m"), (-4, -1)))),),
              reads=(("loop", 0, 0),))),
+    ("merge_inouts: two per-step outputs equal to a sit-sot's new value (one merged into the other, that one "
+     "into the sit-sot: KeyError)",
+     Program(d=1, inputs=(Input("h0", (1,)),),
+             loops=(Loop(outputs=(Out("nit", ("add", ("v", "o2@-1"), ("v", "o2@-1")), (1,), F),
+                                  Out("nit", ("add", ("v", "o2@-1"), ("v", "o2@-1")), (1,), F),
+                                  Out("sit", ("add", ("v", "o2@-1"), ("v", "o2@-1")), (1,), F, ("v", "h0"), (-1,))),
+                         n_steps=("const", 3)),),
+             reads=(("loop", 0, 0),))),
 ]

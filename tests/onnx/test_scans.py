@@ -349,6 +349,28 @@ def test_rings_lower_to_loop_keeping_the_last_steps(export_check, outputs, last)
     assert export_check.loop_kinds(model.graph) == [("Loop", [])]
 
 
+def _stacked_outputs(node) -> int:
+    """Per-step outputs an ONNX Loop/Scan node stacks (its outputs beyond its carried values)."""
+    carried = len(node.input) - (2 if node.op_type == "Loop" else next(
+        a.i for a in node.attribute if a.name == "num_scan_inputs"))
+    return len(node.output) - carried
+
+
+@pytest.mark.parametrize("n_steps", [None, "symbolic"])
+@pytest.mark.parametrize("outputs", [("sit",), ((-3, -1),), ("sit", "nit")])
+def test_a_ring_of_one_is_carried_not_stacked(export_check, outputs, n_steps):
+    """out[-1] only (save_mem's ring of one): the ONNX loop carries the state and stacks no row of it,
+    as a model that only carries it does; a Scan of a state alone stays a Scan."""
+    spec = Loop(((0,),), outputs, n_steps=n_steps, last=1)
+    inputs, result, updates, _ = spec.build()
+    f = ss.function(inputs, result, updates=updates, mode="fast", rewrites=["-vectorize"])
+    model = export_check(f, *spec.value_sets(inputs))
+    (loop,) = [n for n in model.graph.node if n.op_type in ("Loop", "Scan")]
+    assert _stacked_outputs(loop) == sum(1 for kind in outputs if kind == "nit")
+    if n_steps is None and outputs == ("sit",):
+        assert loop.op_type == "Scan"
+
+
 def test_guide_power_last_step_is_a_ring_of_one(export_check):
     k, A = T.iscalar("k"), T.vector("A")
     result, updates = ss.scan(lambda prior, A: prior * A, outputs_info=T.ones_like(A), non_sequences=A, n_steps=k)

@@ -334,3 +334,82 @@ def test_sum_to_of_a_known_shape_goes(same_as_py, rng):
     gone = _compile([x], sum_to(T.exp(x) * 2.0, x))
     assert not any(isinstance(n.op, SumToShape) for n in gone.fgraph.apply_nodes)
     same_as_py(gone, rng.normal(size=3))
+
+
+# ---------------------------------------------------------------------------- lengths and indices
+def _length_identities():
+    """(inputs, output, what it is): a whole axis read by slicing or by an arange (an imported
+    ONNX loop's gather by its iteration number, pushed out of the loop, reads so)."""
+    x, m = T.vector("x"), T.matrix("m")
+    n = x.shape[0]
+    squeezed = x.shape[0:1].dimshuffle()  # ONNX's Squeeze(Slice(Shape(x), 0, 1))
+    return {
+        "x[:len(x)]": ([x], x[:n], x),
+        "x[0:len(x)]": ([x], x[0:n], x),
+        "x[:squeezed len(x)]": ([x], x[:squeezed], x),
+        "x[arange(len(x))]": ([x], x[T.arange(n)], x),
+        "x[arange(0, max(len(x), 0), 1)]": ([x], x[T.arange(0, T.maximum(squeezed, 0), 1)], x),
+        "m[arange(len(m)), :]": ([m], m[T.arange(m.shape[0]), :], m),
+        "x[arange(len(x))[:len(x)]]": ([x], x[T.arange(n)[:n]], x),
+    }
+
+
+@pytest.mark.parametrize("name", list(_length_identities()))
+def test_whole_axis_reads_become_the_variable(name, same_as_py, rng):
+    inputs, out, expected = _length_identities()[name]
+    f = _compile(inputs, out)
+    assert len(f.fgraph.apply_nodes) == 0
+    assert f.fgraph.outputs[0] is f.fgraph.inputs[0]
+    value = rng.standard_normal((5,) if expected.ndim == 1 else (4, 3))
+    np.testing.assert_array_equal(same_as_py(f, value), value)
+    empty = np.zeros((0,) if expected.ndim == 1 else (0, 3))
+    assert same_as_py(f, empty).shape == empty.shape
+
+
+def test_a_length_at_least_zero_is_the_length(same_as_py):
+    x = T.vector("x")
+    f = _compile([x], T.maximum(x.shape[0], 0))
+    assert [type(n.op).__name__ for n in f.fgraph.toposort()] == ["Shape", "Subtensor"]
+    assert same_as_py(f, np.zeros(3)) == 3
+
+
+def _length_non_identities():
+    x, y, m, k = T.vector("x"), T.vector("y"), T.matrix("m"), T.lscalar("k")
+    return {
+        "x[:len(y)]": ([x, y], x[:y.shape[0]]),
+        "x[arange(1, len(x))]": ([x], x[T.arange(1, x.shape[0])]),
+        "x[arange(len(x) - 1)]": ([x], x[T.arange(x.shape[0] - 1)]),
+        "x[arange(0, len(x), 2)]": ([x], x[T.arange(0, x.shape[0], 2)]),
+        "m[:, arange(len(m))] (another axis)": ([m], m[:, T.arange(m.shape[0])]),
+        "x[arange(k)] (k may be shorter)": ([x, k], x[T.arange(k)]),
+        "maximum(k, 0) (k may be negative)": ([k], T.maximum(k, 0)),
+        "x[:k]": ([x, k], x[:k]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_length_non_identities()))
+def test_other_lengths_do_not_fire(name, rng):
+    inputs, out = _length_non_identities()[name]
+    f = _compile(inputs, out)
+    assert not any(r.fired for r in f.rewrite_report()), [str(r) for r in f.rewrite_report() if r.fired]
+    values = [rng.standard_normal((4, 4) if v.ndim == 2 else 4) if v.ndim else np.int64(-2) for v in inputs]
+    np.testing.assert_array_equal(f(*values), ss.function(inputs, out, mode="py")(*values))
+
+
+def test_settled_assert_conditions_are_dropped(same_as_py):
+    from symscan.tensor.assertion import Assert, assert_that
+
+    x = T.vector("x")
+    settled = assert_that(x, T.constant(np.bool_(True)), message="never")
+    f = _compile([x], settled)
+    assert len(f.fgraph.apply_nodes) == 0
+    mixed = assert_that(x * 2, T.constant(np.bool_(True)), T.gt(x.sum(), 0), message="sum must be positive")
+    g = _compile([x], mixed)
+    (check,) = [n for n in g.fgraph.apply_nodes if isinstance(n.op, Assert)]
+    assert len(check.inputs) == 2  # the value and the one pending condition
+    np.testing.assert_array_equal(same_as_py(g, np.ones(2)), [2.0, 2.0])
+    error = same_as_py(g, -np.ones(2))  # the error, in both modes
+    assert isinstance(error, ValueError) and "sum must be positive" in str(error)
+    failing = _compile([x], assert_that(x, T.constant(np.bool_(False)), message="always fails"))
+    with pytest.raises(ValueError, match="always fails"):
+        failing(np.ones(2))

@@ -202,3 +202,28 @@ def test_direct_args_with_three_copies_of_a_sequence(scan_nodes, same_as_py, rng
     assert len(_args(f, scan_nodes).sequences) == 1
     values = rng.standard_normal(4)
     np.testing.assert_allclose(same_as_py(f, values), values * 6.0)
+
+
+def test_a_per_step_output_equal_to_a_state_is_the_states_steps(scan_nodes, same_as_py, rng):
+    """An ONNX Scan returning its state every step (an RNN's h) writes it as a state and a scan
+    output: one buffer serves both, so save_mem and export see one output."""
+    xs, h0, w = T.vector("xs"), T.scalar("h0"), T.scalar("w")
+
+    def step(x, h, w):
+        new = T.tanh(h * w + x)
+        return new, new * 1.0
+
+    (hs, copies), _ = ss.scan(step, sequences=xs, outputs_info=[h0, None], non_sequences=w)
+    f = _compile([xs, h0, w], [hs, copies], rewrites=("canonicalize", "merge_inouts"))
+    args = _args(f, scan_nodes)
+    assert (len(args.sit_sot), len(args.nit_sot)) == (1, 0)
+    (record,) = _records(f)
+    assert "1 repeated output" in record.detail
+    for n in (0, 1, 5):
+        values = rng.standard_normal(n)
+        got_hs, got_copies = same_as_py(f, values, 0.3, 0.9)
+        np.testing.assert_array_equal(got_hs, got_copies)
+    other = ss.scan(lambda x, h, w: (T.tanh(h * w + x), T.tanh(h * w - x)), sequences=xs, outputs_info=[h0, None],
+                    non_sequences=w)[0]
+    g = _compile([xs, h0, w], other)
+    assert (len(_args(g, scan_nodes).sit_sot), len(_args(g, scan_nodes).nit_sot)) == (1, 1)

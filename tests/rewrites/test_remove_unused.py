@@ -370,3 +370,25 @@ def test_property_any_subset_of_taps(scan_rw, taps, data, go_backwards, extra, s
     span = max(max(taps), 0) - min(min(taps), 0)
     f = scan_rw.check([X, h0], out, RULE, [rng.normal(size=(span + extra, 2)), rng.normal(size=2)])
     assert scan_rw.only_scan(f)[1].sequences[0].taps == tuple(used)
+
+
+# ---------------------------------------------------------------------------- until
+def test_an_until_that_is_always_false_makes_a_for_loop(scan_rw, rng):
+    """(An imported ONNX for loop whose body condition is a constant.) Then the rules that need
+    every step to run can fire: here the loop becomes a sum."""
+    xs = T.vector("xs")
+    out, _ = ss.scan(lambda v, acc: (acc + v, ss.until(T.invert(T.constant(True)))), sequences=xs,
+                     outputs_info=T.constant(0.0))
+    f = ss.function([xs], out[-1], mode="fast", rewrites=["canonicalize"])
+    (scan,) = scan_rw.scans(f)
+    assert "while" not in str(scan.op)
+    assert [r.detail for r in f.rewrite_report() if r.rule == "remove_never_until" and r.fired]
+    everything = ss.function([xs], out[-1])
+    assert scan_rw.scans(everything) == []
+    for n in (1, 4):
+        values = rng.standard_normal(n)
+        np.testing.assert_allclose(everything(values), values.sum())
+    kept, _ = ss.scan(lambda v, acc: (acc + v, ss.until(acc + v > 2.0)), sequences=xs, outputs_info=T.constant(0.0))
+    g = ss.function([xs], kept[-1], mode="fast", rewrites=["canonicalize"])
+    assert "while" in str(scan_rw.scans(g)[0].op)
+    assert not any(r.rule == "remove_never_until" for r in g.rewrite_report())

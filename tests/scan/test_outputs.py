@@ -610,3 +610,34 @@ def test_nit_sot_matrix_output_per_step(mode, rng):
     expected = np.zeros((2, 5, 5))
     expected[0, 1, 1], expected[1, 2, 3] = 42.0, 50.0
     np.testing.assert_array_equal(res, expected)
+
+
+# ---------------------------------------------------------------------------- final values
+@pytest.mark.parametrize("steps", [0, 1, 2, 7])
+def test_final_value_is_the_last_step_or_the_initial_value(mode, steps):
+    """ONNX loops return their states' final values, the initial ones after no step; out[-1]
+    of an empty output would raise instead."""
+    from symscan.scan.outputs import final_value
+
+    x0, k, w = T.vector("x0"), T.lscalar("k"), T.scalar("w")
+    xs, _ = ss.scan(lambda x, w: x * w + 1.0, outputs_info=x0, non_sequences=w, n_steps=k)
+    mit, _ = ss.scan(lambda a, b: a + b, outputs_info=dict(initial=T.concatenate([x0, x0 + 1.0]).reshape((2, -1)),
+                                                          taps=[-2, -1]), n_steps=k)
+    f = ss.function([x0, k, w], [final_value(xs), final_value(mit)], mode=mode)
+    start = np.array([1.0, 2.0])
+    state, window = start.copy(), [start, start + 1.0]
+    for _ in range(steps):
+        state = state * 0.5 + 1.0
+        window = [window[1], window[0] + window[1]]
+    last, last_mit = f(start, steps, 0.5)
+    np.testing.assert_allclose(last, state)
+    np.testing.assert_allclose(last_mit, window[1])
+
+
+def test_final_value_of_an_unrolled_scan():
+    from symscan.scan.outputs import final_value
+
+    x0 = T.scalar("x0")
+    xs, _ = ss.scan(lambda x: x * 3.0, outputs_info=x0, n_steps=1)
+    assert not any(isinstance(n.op, Scan) for n in ss.function([x0], xs).fgraph.apply_nodes)
+    assert ss.function([x0], final_value(xs))(2.0) == 6.0

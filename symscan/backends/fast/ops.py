@@ -89,6 +89,10 @@ def _plain(node, ins: list[str]) -> str:
         return f"({ins[0]} {OPERATORS[name]} {ins[1]})"
     if name == "neg":
         return f"(-{ins[0]})"
+    if name == "invert" and node.outputs[0].ndim == 0 and node.outputs[0].dtype == "bool":
+        # ~ on a numpy bool costs a ufunc dispatch (~0.4 us, an imported while loop's until(not c)
+        # pays it every step); a truth test ~0.02 us
+        return f"(np.False_ if {ins[0]} else np.True_)"
     if name == "invert":
         return f"(~{ins[0]})"
     call = ufunc_call(node, ins)

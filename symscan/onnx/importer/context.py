@@ -16,7 +16,9 @@ import onnx
 from onnx import helper, numpy_helper
 
 from symscan.graph.basic import Constant, Variable, describe
+from symscan.graph.traversal import ancestors
 from symscan.graph.type import SUPPORTED_DTYPES, TensorType
+from symscan.scan.checks import AfterChecks
 from symscan.scan.op import Scan
 from symscan.tensor.basic import constant
 from symscan.tensor.random import RandomVariable
@@ -98,6 +100,7 @@ class Scope:
     def __init__(self, parent: Scope | None = None):
         self.parent = parent
         self.values: dict[str, Variable] = {}
+        self.checks: list[Variable] = []  # imported checks (Assert); unread ones ride on an output
 
     def lookup(self, name: str) -> Variable | None:
         scope = self
@@ -132,7 +135,7 @@ class Importer:
             if var is None:
                 raise ModelImportError(f"graph {graph.name!r}: output {out.name!r} is computed by no node")
             outputs.append(var)
-        return outputs
+        return with_unread_checks(outputs, scope.checks)
 
     def convert_node(self, node: onnx.NodeProto, position: int, scope: Scope, graph_name: str) -> None:
         call = NodeCall(self, node, position, scope, graph_name)
@@ -215,6 +218,16 @@ class NodeCall:
     def static_or(self, position: int, what: str, default):
         """``static(position)``, or ``default`` when the input is omitted."""
         return default if self.input(position) is None else self.static(position, what)
+
+
+def with_unread_checks(outputs: list[Variable], checks: list[Variable]) -> list[Variable]:
+    """``outputs``, the first computed after the checks no output reads (onnxruntime runs every
+    node, so a failing check fails the model even when nothing reads it)."""
+    needed = set(ancestors(outputs))
+    unread = [c for c in checks if c not in needed]
+    if not unread or not outputs:
+        return outputs
+    return [AfterChecks()(outputs[0], *unread)] + outputs[1:]
 
 
 # ---------------------------------------------------------------------------- build-time values

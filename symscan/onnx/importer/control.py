@@ -12,8 +12,10 @@ state a sit-sot, each scan output a nit-sot (reversed for direction 1, its axis 
 
 If: a condition known when the model is loaded picks its branch; symscan's own exported checks
 (``Lowering.guard``, whose failing branch is a node named after the error) become ``Assert``;
-other Ifs compute both branches and choose with ``switch``, which needs outputs of equal,
-static shapes (symscan has no lazy conditional).
+other Ifs compute both branches (symscan has no lazy conditional) and keep the chosen one's
+value: a ``switch`` for equal static shapes, the chosen one's rows for lengths that may differ
+along the first axis (the exporter's "rows, or a row of zeros when no step runs"); branches of
+other ranks or trailing lengths need the condition when the graph is built.
 """
 
 from __future__ import annotations
@@ -43,16 +45,21 @@ def run_body(node: NodeCall, body: onnx.GraphProto, bindings: list[tuple[str, Va
 
 
 # ---------------------------------------------------------------------------- Loop
-def _always_true(body: onnx.GraphProto) -> bool:
+def _always_true(body: onnx.GraphProto, scope: Scope) -> bool:
     """Whether the body's condition output is its condition input (passed on, as a for loop's
-    is) or the constant True: then the loop runs every step of its trip count."""
+    is) or a value known True (a Constant in the body, or one of the enclosing graph, as
+    torch.onnx writes): then the loop runs every step of its trip count."""
     producers = {out: n for n in body.node for out in n.output}
     name, cond_in = body.output[0].name, body.input[1].name
     for _ in range(len(body.node) + 1):
         if name == cond_in:
             return True
         node = producers.get(name)
-        if node is None or node.op_type not in ("Identity", "Constant"):
+        if node is None:  # from the enclosing graph
+            outer = scope.lookup(name)
+            known = None if outer is None else static_value(outer)
+            return known is not None and bool(np.all(known))
+        if node.op_type not in ("Identity", "Constant"):
             return False
         if node.op_type == "Constant":
             value = onnx.helper.get_attribute_value(node.attribute[0])
@@ -67,11 +74,12 @@ def _trip_count(node: NodeCall, runs_every_step: bool) -> Variable:
     trip, cond = node.input(0), node.input(1)
     if trip is None and runs_every_step:
         raise node.fail("Loop without a trip count whose condition stays true never ends")
-    steps = constant(np.int64(INT64_MAX)) if trip is None else T.maximum(T.cast(trip, "int64"), 0)
+    steps = constant(np.int64(INT64_MAX)) if trip is None else T.maximum(one_element(trip, "int64"), 0)
     if cond is not None:
+        cond = one_element(cond, "bool")
         known = static_value(cond)
         if known is None:
-            steps = T.switch(T.cast(cond, "bool"), steps, np.int64(0))
+            steps = T.switch(cond, steps, np.int64(0))
         elif not bool(known):
             steps = constant(np.int64(0))
     return steps
@@ -85,7 +93,7 @@ def convert_loop(node: NodeCall) -> list[Variable]:
     if len(body.input) != 2 + n_carried or n_outputs < 1 + n_carried:
         raise node.fail(f"the body has {len(body.input)} inputs and {n_outputs} outputs for {n_carried} "
                         "loop-carried values (it needs 2 + N inputs and 1 + N + K outputs)")
-    runs_every_step = _always_true(body)
+    runs_every_step = _always_true(body, node.scope)
     steps = _trip_count(node, runs_every_step)
     iteration_name, cond_name = body.input[0].name, body.input[1].name
     carried_names = [i.name for i in body.input[2:]]
@@ -104,12 +112,12 @@ def convert_loop(node: NodeCall) -> list[Variable]:
         outputs = list(results[1:]) + counter
         if runs_every_step:
             return outputs
-        return outputs, until(T.invert(T.cast(results[0], "bool")))
+        return outputs, until(T.invert(one_element(results[0], "bool")))
 
     outputs_info = list(initial) + [None] * (n_outputs - 1 - n_carried)
-    if runs_every_step:
+    if runs_every_step:  # the steps are the sequence's: scan needs no n_steps (and no length check)
         outs, _ = scan(step, sequences=[T.arange(steps, dtype="int64")], outputs_info=outputs_info,
-                       n_steps=steps, name=node.node.name or "loop", return_list=True)
+                       name=node.node.name or "loop", return_list=True)
     else:
         outs, _ = scan(step, outputs_info=outputs_info + [constant(np.int64(-1))], n_steps=steps,
                        name=node.node.name or "loop", return_list=True)
@@ -136,16 +144,19 @@ def _reversed(x: Variable) -> Variable:
     return x[::-1]
 
 
-def scan_steps(node: NodeCall, sequences: list[Variable]) -> Variable:
-    """The step count: the scan inputs' common length (ONNX requires them equal; a check
-    fails otherwise, where symscan's scan would stop at the shortest)."""
-    lengths = [T.shape(s)[0] for s in sequences]
-    first = lengths[0]
-    equal = [T.eq(first, other) for other in lengths[1:]]
-    known = [static_value(e) for e in equal]
-    pending = [e for e, value in zip(equal, known) if value is None or not bool(value)]
+def _known_true(condition: Variable) -> bool:
+    value = static_value(condition)
+    return value is not None and bool(value)
+
+
+def equal_lengths(node: NodeCall, sequences: list[Variable]) -> list[Variable]:
+    """The sequences, the first checked to be as long as the others: ONNX requires equal
+    lengths where symscan's scan stops at the shortest (the steps are their length)."""
+    first, *others = sequences
+    equal = [T.eq(T.shape(first)[0], T.shape(other)[0]) for other in others]
+    pending = [e for e in equal if not _known_true(e)]
     message = f"{node.where}: its scan inputs have different lengths along their scan axes; ONNX requires equal ones"
-    return assert_that(first, *pending, message=message)
+    return [assert_that(first, *pending, message=message)] + others
 
 
 @converts("Scan")
@@ -174,8 +185,8 @@ def scan_over(node: NodeCall, inputs: list[Variable], body: onnx.GraphProto) -> 
         elements, states = args[:m], args[m:]
         return run_body(node, body, list(zip(names, list(states) + list(elements))))
 
-    outs, _ = scan(step, sequences=sequences, outputs_info=list(inputs[:n_states]) + [None] * k,
-                   n_steps=scan_steps(node, sequences), name=node.node.name or "scan", return_list=True)
+    outs, _ = scan(step, sequences=equal_lengths(node, sequences), outputs_info=list(inputs[:n_states]) + [None] * k,
+                   name=node.node.name or "scan", return_list=True)
     outs = outs or []
     finals = [final_value(out) for out in outs[:n_states]]
     stacked = []
@@ -203,8 +214,8 @@ def convert_batched_scan(node: NodeCall) -> list[Variable]:
             return run_body(node, body, list(zip(names, list(args[m:]) + list(args[:m]))))
 
         k = len(body.output) - n_states
-        outs, _ = scan(step, sequences=sequences, outputs_info=list(rows[:n_states]) + [None] * k,
-                       n_steps=scan_steps(node, sequences), return_list=True)
+        outs, _ = scan(step, sequences=equal_lengths(node, sequences), outputs_info=list(rows[:n_states]) + [None] * k,
+                       return_list=True)
         return [final_value(o) for o in outs[:n_states]] + list(outs[n_states:])
 
     outs, _ = scan(one_batch, sequences=list(inputs), name=node.node.name or "scan", return_list=True)
@@ -222,19 +233,39 @@ def _check_message(branch: onnx.GraphProto) -> str | None:
 
 @converts("If")
 def convert_if(node: NodeCall) -> list[Variable]:
-    cond = node.inputs[0]
+    cond = one_element(node.inputs[0], "bool")
     then_branch, else_branch = node.attrs["then_branch"], node.attrs["else_branch"]
     known = static_value(cond)
     if known is not None:
-        return run_body(node, then_branch if bool(np.all(known)) else else_branch, [])
+        return run_body(node, then_branch if bool(known) else else_branch, [])
     message = _check_message(else_branch)
     if message is not None:
-        values = run_body(node, then_branch, [])
-        return [assert_that(v, T.cast(cond, "bool"), message=message) for v in values]
+        checked = [assert_that(v, cond, message=message) for v in run_body(node, then_branch, [])]
+        node.scope.checks.extend(checked)  # onnxruntime runs an If nobody reads: kept on an output
+        return checked
     then_values, else_values = run_body(node, then_branch, []), run_body(node, else_branch, [])
-    for a, b in zip(then_values, else_values):
-        if a.dtype != b.dtype or None in a.type.shape or a.type.shape != b.type.shape:
-            # symscan computes both branches and picks with switch, which needs equal dtypes and
-            # static shapes: otherwise the branch must be chosen when the graph is built
-            node.static(0, f"the condition, because its branches give {a.type} and {b.type}")
-    return [T.switch(T.cast(cond, "bool"), a, b) for a, b in zip(then_values, else_values)]
+    return [_either(node, cond, a, b) for a, b in zip(then_values, else_values)]
+
+
+def _either(node: NodeCall, cond: Variable, a: Variable, b: Variable) -> Variable:
+    """``a`` if ``cond`` else ``b``, both computed. Same static shapes: a switch. Lengths that may
+    differ along the first axis only (symscan's exported "rows or zero rows"): the rows of the
+    chosen one, by concatenating it with none of the other's. Otherwise the branch must be
+    chosen when the graph is built (the condition becomes a static input)."""
+    if a.dtype == b.dtype and None not in a.type.shape and a.type.shape == b.type.shape:
+        return T.switch(cond, a, b)
+    trailing_fit = all(x is None or y is None or x == y for x, y in zip(a.type.shape[1:], b.type.shape[1:]))
+    if a.dtype == b.dtype and a.ndim == b.ndim and a.ndim and trailing_fit:
+        zero = np.int64(0)
+        taken_a, taken_b = T.switch(cond, T.shape(a)[0], zero), T.switch(cond, zero, T.shape(b)[0])
+        return T.concatenate([a[:taken_a], b[:taken_b]])
+    node.static(0, f"the condition, because its branches give {a.type} and {b.type}")
+    raise AssertionError("unreachable: static() raises for a run-time condition")
+
+
+def one_element(var: Variable, dtype: str) -> Variable:
+    """A one-element tensor as a 0-d one: ONNX calls for scalar conditions and trip counts, and
+    onnxruntime takes any one-element tensor."""
+    if var.ndim:
+        var = T.reshape(var, constant(np.zeros(0, np.int64)))
+    return T.cast(var, dtype)

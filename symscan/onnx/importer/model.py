@@ -16,6 +16,7 @@ import onnx
 
 import symscan.onnx.importer.control  # noqa: F401  (registers the converters)
 import symscan.onnx.importer.elementwise  # noqa: F401
+import symscan.onnx.importer.indexing  # noqa: F401
 import symscan.onnx.importer.shape_ops  # noqa: F401
 import symscan.onnx.importer.tensor_ops  # noqa: F401
 from symscan.graph.basic import Variable

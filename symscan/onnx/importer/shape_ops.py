@@ -52,6 +52,22 @@ def length(x: Variable, axis: int):
     return known if known is not None else T.shape(x)[axis]
 
 
+def size_of(x: Variable, axes) -> Variable:
+    """The product of ``x``'s lengths along ``axes`` (int64; 1 for none), multiplied out: an
+    integer ``prod`` would export as a loop (onnxruntime's integer ReduceProd is inexact)."""
+    known = 1
+    product = None
+    for axis in axes:
+        n = length(x, axis)
+        if isinstance(n, int):
+            known *= n
+        else:
+            product = n if product is None else product * n
+    if product is None:
+        return constant(np.int64(known))
+    return product if known == 1 else product * np.int64(known)
+
+
 # ---------------------------------------------------------------------------- shapes
 @converts("Shape")
 def convert_shape(node: NodeCall) -> list[Variable]:
@@ -66,7 +82,7 @@ def convert_shape(node: NodeCall) -> list[Variable]:
 @converts("Size")
 def convert_size(node: NodeCall) -> list[Variable]:
     (x,) = node.inputs
-    return [T.prod(T.shape(x))]
+    return [size_of(x, range(x.ndim))]
 
 
 @converts("Reshape")
@@ -91,9 +107,7 @@ def convert_flatten(node: NodeCall) -> list[Variable]:
     (x,) = node.inputs
     axis = node.attr("axis", 1)
     axis = axis + x.ndim if axis < 0 else axis
-    shape = T.shape(x)
-    rows = T.prod(shape[:axis]) if axis else constant(np.int64(1))
-    columns = T.prod(shape[axis:]) if axis < x.ndim else constant(np.int64(1))
+    rows, columns = size_of(x, range(axis)), size_of(x, range(axis, x.ndim))
     return [T.reshape(x, make_vector([rows, columns], dtype="int64"))]
 
 
@@ -162,21 +176,6 @@ def convert_gather(node: NodeCall) -> list[Variable]:
     x, indices = node.inputs
     axis = normalize_axis(node.attr("axis", 0), x.ndim, x, "Gather")[0]
     return [x[(slice(None),) * axis + (indices,)]]  # a 0-d index drops the axis, as in ONNX
-
-
-@converts("GatherElements")
-def convert_gather_elements(node: NodeCall) -> list[Variable]:
-    """``numpy.take_along_axis``: every other axis indexed by a broadcast arange."""
-    x, indices = node.inputs
-    axis = normalize_axis(node.attr("axis", 0), x.ndim, x, "GatherElements")[0]
-    index = []
-    for a in range(x.ndim):
-        if a == axis:
-            index.append(T.switch(T.lt(indices, 0), indices + length(x, a), indices))
-            continue
-        positions = T.arange(length(indices, a))
-        index.append(T.reshape(positions, [-1 if b == a else 1 for b in range(x.ndim)]))
-    return [x[tuple(index)]]
 
 
 @converts("Slice")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+from collections import Counter
+
 import numpy as np
 
 import symscan.tensor as T
 from symscan.graph.basic import Variable
 from symscan.onnx.importer.context import NodeCall, converts
 from symscan.onnx.importer.elementwise import as_dtype, scalar
+from symscan.onnx.importer.shape_ops import size_of
 from symscan.tensor.math import normalize_axis
 from symscan.tensor.shape import concatenate
 
@@ -34,6 +38,58 @@ def convert_gemm(node: NodeCall) -> list[Variable]:
     if c is not None and beta != 0.0:
         result = result + (c if beta == 1.0 else c * scalar(beta, c))
     return [as_dtype(result, a.dtype)]
+
+
+@converts("Einsum")
+def convert_einsum(node: NodeCall) -> list[Variable]:
+    """numpy's einsum by broadcasting: each operand's axes laid out in one order (the output's
+    letters, then the summed ones), multiplied together, summed over the summed letters.
+    Repeated letters in one operand take its diagonal; ``...`` stands for broadcast axes."""
+    operands = [v for v in node.inputs if v is not None]
+    terms, output = parse_einsum(node, node.attr("equation").replace(" ", ""), [v.ndim for v in operands])
+    laid_out = []
+    letters = list(output) + sorted({c for t in terms for c in t} - set(output))
+    for x, term in zip(operands, terms):
+        x, term = _diagonals(x, term)
+        laid_out.append(T.dimshuffle(x, [term.index(c) if c in term else "x" for c in letters]))
+    product = functools.reduce(T.mul, laid_out)
+    summed = tuple(range(len(output), len(letters)))
+    result = T.sum(product, axis=summed) if summed else product
+    return [as_dtype(result, operands[0].dtype)]
+
+
+def parse_einsum(node: NodeCall, equation: str, ndims: list[int]) -> tuple[list[str], str]:
+    """(one letter per axis for each operand, the output's letters), ``...`` spelled out with
+    letters of their own (aligned from the right, as they broadcast)."""
+    left, arrow, output = equation.partition("->")
+    terms = left.split(",")
+    if len(terms) != len(ndims):
+        raise node.fail(f"the equation {equation!r} has {len(terms)} operands, the node {len(ndims)}")
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation]
+    width = max((n - len(t.replace("...", "")) for t, n in zip(terms, ndims) if "..." in t), default=0)
+    broadcast = "".join(spare[:width])
+    terms = [t.replace("...", broadcast[width - (n - len(t.replace("...", ""))):]) for t, n in zip(terms, ndims)]
+    if not arrow:  # numpy's implicit output: the broadcast axes, then the letters used once, sorted
+        counts = Counter("".join(terms))
+        output = broadcast + "".join(sorted(c for c in counts if counts[c] == 1 and c not in broadcast))
+    output = output.replace("...", broadcast)
+    for term, ndim in zip(terms, ndims):
+        if len(term) != ndim:
+            raise node.fail(f"the equation {equation!r} gives {term!r} to an operand of {ndim} axes")
+    return terms, output
+
+
+def _diagonals(x: Variable, term: str) -> tuple[Variable, str]:
+    """``x`` with each repeated letter's axes replaced by their diagonal (as the last axis)."""
+    while len(set(term)) < len(term):
+        letter = next(c for c in term if term.count(c) > 1)
+        first, second = (i for i, c in enumerate(term) if c == letter)
+        rest = [i for i in range(x.ndim) if i not in (first, second)]
+        moved = T.dimshuffle(x, rest + [first, second])
+        positions = T.arange(T.minimum(T.shape(x)[first], T.shape(x)[second]))
+        x = moved[(Ellipsis, positions, positions)]
+        term = "".join(term[i] for i in rest) + letter
+    return x, term
 
 
 # ---------------------------------------------------------------------------- reductions
@@ -165,14 +221,9 @@ def _coerced_2d(node: NodeCall, x: Variable, fn) -> Variable:
     worked on each row."""
     axis = node.attr("axis", 1)
     axis = axis + x.ndim if axis < 0 else axis
-    shape = T.shape(x)
-    rows = T.prod(shape[:axis]) if axis else constant_int(1)
-    flat = T.reshape(x, T.make_vector([rows, T.prod(shape[axis:])], dtype="int64"))
-    return T.reshape(fn(flat, 1), shape)
-
-
-def constant_int(value: int) -> Variable:
-    return T.constant(np.int64(value))
+    rows, columns = size_of(x, range(axis)), size_of(x, range(axis, x.ndim))
+    flat = T.reshape(x, T.make_vector([rows, columns], dtype="int64"))
+    return T.reshape(fn(flat, 1), T.shape(x))
 
 
 def _softmax(x: Variable, axis: int) -> Variable:
