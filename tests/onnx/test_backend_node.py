@@ -91,3 +91,12 @@ def test_static_inputs_compile_once_per_value():
     np.testing.assert_array_equal(rep.run([x, one, np.array([3]), np.array([1])])[0], x[:, 1:3])
     np.testing.assert_array_equal(rep.run([x, np.array([0]), np.array([2]), np.array([1])])[0], x[:, 0:2])
     assert len(rep.functions) == 2  # one per value of the axes; the bounds stay inputs
+
+
+def test_run_node_runs_one_node_on_its_inputs():
+    onnx = pytest.importorskip("onnx")
+    node = onnx.helper.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1, alpha=2.0)
+    a, b, c = np.ones((2, 3), np.float32), np.arange(12, dtype=np.float32).reshape(4, 3), np.ones(4, np.float32)
+    (y,) = Backend.run_node(node, [a, b, c])
+    np.testing.assert_allclose(y, 2.0 * a @ b.T + c)
+    assert Backend.supports_device("CPU") and not Backend.supports_device("CUDA")
