@@ -192,6 +192,9 @@ def _is_length_of(n: Variable, x: Variable) -> bool:
     with ``n`` never negative."""
     if axis_length(n) == (x, 0):
         return True
+    lengths = computed_shape(x) if x.ndim else None  # (an x computed from others: their lengths)
+    if lengths is not None and axis_length(n) is not None and axis_length(lengths[0]) == axis_length(n):
+        return True
     producer = x.owner
     if producer is None or not isinstance(producer.op, Arange):
         return False

@@ -99,9 +99,11 @@ def _product_lengths(op, inputs: list, operands: list) -> list | None:
     """A product's lengths from its (matrix or vector) operands'."""
     if isinstance(op, Outer):
         return [operands[0][0], operands[1][0]] if all(v.ndim == 1 for v in inputs) else None
+    (a, b), (la, lb) = inputs, operands
+    if a.ndim > 2 and b.ndim == 2:  # a stack of matrices times one matrix (dot and matmul alike)
+        return la[:-1] + [lb[1]]
     if not all(1 <= v.ndim <= 2 for v in inputs):
         return None
-    (a, b), (la, lb) = inputs, operands
     return ([la[0]] if a.ndim == 2 else []) + ([lb[1]] if b.ndim == 2 else [])
 
 

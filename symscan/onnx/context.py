@@ -49,6 +49,7 @@ class Lowering:
         self.names: dict[Variable, str] = {}
         self._taken: set[str] = parent._taken if parent else set()
         self._constants: dict[tuple, str] = {}  # one Constant node per value in this graph
+        self.steps_of: dict[str, tuple[str, int]] = {}  # a loop's buffer -> (its steps alone, initial rows)
 
     # ------------------------------------------------------------------ names
     def fresh(self, hint: str = "t") -> str:
@@ -67,6 +68,16 @@ class Lowering:
             self._taken.add(name)
             return name
         return self.fresh(name)
+
+    def buffer_steps(self, name: str) -> tuple[str, int] | None:
+        """(the steps, the number of initial rows) of a loop output ``name`` written as its initial
+        rows followed by the steps: ``buffer[rows:]``, what scan returns, is then the steps alone."""
+        context = self
+        while context is not None:
+            if name in context.steps_of:
+                return context.steps_of[name]
+            context = context.parent
+        return None
 
     def lookup(self, var: Variable) -> str | None:
         context = self

@@ -99,7 +99,7 @@ def export(f_or_outputs, path: str | None = None, inputs=None, opset: int | None
         [value_info(n, v) for n, v in zip(reserved, fgraph.outputs)],
         initializer=[numpy_helper.from_array(np.asarray(v.get_value(borrow=True)), name=n)
                      for n, v in zip(shared_names, shared)])
-    drop_unread_constants(graph)
+    drop_unread_nodes(graph)
     model = _model(graph, opset)
     onnx.checker.check_model(model)
     if path is not None:
@@ -122,17 +122,28 @@ def _read_names(graph: onnx.GraphProto) -> set[str]:
     return names
 
 
-def drop_unread_constants(graph: onnx.GraphProto, read: set[str] | None = None) -> None:
-    """Remove the Constant nodes nothing reads (in loop and branch bodies too): a lowering that
-    uses an input's value known now leaves that input's constant unread, and onnxruntime warns
-    of each one."""
-    read = _read_names(graph) if read is None else read
-    kept = [n for n in graph.node if n.op_type != "Constant" or any(out in read for out in n.output)]
-    if len(kept) != len(graph.node):
+KEPT_WHEN_UNREAD = ("If", "Loop", "Scan")
+"""Nodes kept though nothing reads them: symscan's checks are Ifs whose failing branch must run."""
+
+
+def drop_unread_nodes(graph: onnx.GraphProto) -> None:
+    """Remove the nodes nothing reads (in loop and branch bodies too), but Ifs and loops: a
+    lowering that uses an input's value known now leaves that input's Constant unread (and
+    onnxruntime warns of each), and a loop's buffer read without its initial rows leaves the
+    Concat that adds them unread."""
+    while _drop_unread(graph, _read_names(graph)):
+        pass
+
+
+def _drop_unread(graph: onnx.GraphProto, read: set[str]) -> bool:
+    kept = [n for n in graph.node if n.op_type in KEPT_WHEN_UNREAD or any(out in read for out in n.output)]
+    dropped = len(kept) != len(graph.node)
+    if dropped:
         del graph.node[:]
         graph.node.extend(kept)
     for sub in _subgraphs(graph):
-        drop_unread_constants(sub, read)
+        dropped = _drop_unread(sub, read) or dropped
+    return dropped
 
 
 def _default_output_names(fgraph: FunctionGraph, n_out: int, updated: list) -> list[str]:

@@ -141,6 +141,10 @@ def _gather_nd(ctx: Lowering, x: str, entries: list, advanced: list[int], adjace
 
 @lowers(Subtensor)
 def lower_subtensor(ctx: Lowering, node, ins: list[str]) -> list[str]:
+    parts = ctx.buffer_steps(ins[0])
+    if parts is not None and node.op.spec == (("slice", True, False, False),) and \
+            static_int(node.inputs[1]) == parts[1]:
+        return [parts[0]]  # a loop's buffer without its initial rows: the stacked steps themselves
     result = index(ctx, ins[0], node.op.spec, ins[1:], node.inputs[1:], node.inputs[0].ndim)
     return [ctx.op1("Identity", [result]) if result == ins[0] else result]
 

@@ -23,6 +23,7 @@ from symscan.onnx.tensor_ops import unsqueeze
 from symscan.scan.args import RecurrentEntry, ScanArgs
 from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
+from symscan.tensor.elemwise import Elemwise
 
 
 def _info(name: str, var, leading: tuple = ()) -> object:
@@ -83,6 +84,17 @@ def _copy(body: Lowering, name: str) -> str:
     return body.op1("Identity", [name])
 
 
+def _outputs(body: Lowering, names: list[str]) -> list[str]:
+    """The body's output names: a value a node of the body computes is its own output the first
+    time; a body input, an enclosing graph's value or a repeat is copied (an Identity runs at
+    every step, and onnxruntime mishandles a body input returned as it is)."""
+    own = {out for node in body.nodes for out in node.output}
+    result = []
+    for name in names:
+        result.append(name if name in own and name not in result else _copy(body, name))
+    return result
+
+
 def _steps(ctx: Lowering, args: ScanArgs, outer: dict) -> str:
     return ctx.cast(outer[args.n_steps], args.n_steps.dtype, "int64")
 
@@ -100,7 +112,36 @@ def _checked_steps(ctx: Lowering, args: ScanArgs, outer: dict, n: str) -> str:
 
 
 def _as_onnx_scan(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]:
+    """A Scan node. When the loop may run no step (onnxruntime's Scan cannot), either an If runs
+    the Scan only when there are steps (every output's row shape is known without the body), or
+    the Scan runs one step on zero rows whose results are dropped (a nit-sot's row shape comes
+    from that step)."""
     n = _checked_steps(ctx, args, outer, _steps(ctx, args, outer))
+    stacked_entries = [e for e in args.sit_sot if not last_only(e)] + args.nit_sot
+    if not _may_run_no_step(args):
+        finals, stacks = _scan_node(ctx, args, outer, n, None)
+    elif any(None in e.inner_out.type.shape for e in args.nit_sot):
+        no_step = _no_step(ctx, n)
+        finals, stacks = _scan_node(ctx, args, outer, n, no_step)
+        n_sit = len(args.sit_sot)
+        finals[n_sit:] = _unless(ctx, no_step, [outer[s.outer] for s in args.shared], finals[n_sit:])
+        stacks = [_first_rows(ctx, stack, n) for stack in stacks]
+    else:
+        finals, stacks = _scan_if_steps(ctx, args, outer, n, stacked_entries)
+    stacked = dict(zip(stacked_entries, stacks))
+    results = []
+    for entry, final in zip(args.sit_sot, finals):  # the buffer: the initial state, then the steps
+        if last_only(entry):
+            results.append(_last_step(ctx, final, n))
+        else:
+            results.append(_initial_then_steps(ctx, unsqueeze(ctx, outer[entry.outer_init], [0]), stacked[entry], 1))
+    results += [stacked[e] for e in args.nit_sot]
+    return results + finals[len(args.sit_sot):]
+
+
+def _scan_node(ctx: Lowering, args: ScanArgs, outer: dict, n: str, no_step: str | None) -> tuple[list, list]:
+    """The Scan node in ``ctx``: (final states: sit-sots then shared, stacked rows); with
+    ``no_step``, its sequences are a row of zeros when no step runs."""
     names, inputs_info, scan_inputs = {}, [], []
     states = [(e.inner_in[0], outer[e.outer_init]) for e in args.sit_sot]
     states += [(s.inner_in, outer[s.outer]) for s in args.shared]
@@ -108,15 +149,18 @@ def _as_onnx_scan(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
         names[inner] = ctx.fresh(f"{inner.name or 'state'}_in")
         inputs_info.append(_info(names[inner], inner))
     directions = []
-    no_step = _no_step(ctx, n) if _may_run_no_step(args) else None
+    whole = args.steps_from_sequences and len(args.sequences) == 1  # (taps [0]: n is its length)
     for seq in args.sequences:
-        if args.go_backwards:  # the last n elements
-            stop = ctx.op1("Gather", [ctx.op1("Shape", [outer[seq.outer]]), ctx.const(np.int64(0))])
-            start = ctx.op1("Sub", [stop, n])
-        else:
-            start, stop = ctx.const(np.int64(0)), n
-        steps = ctx.op1("Slice", [outer[seq.outer], unsqueeze(ctx, start, [0]), unsqueeze(ctx, stop, [0]),
-                                  ctx.ints([0])])
+        if whole:
+            steps = outer[seq.outer]
+        else:  # the first n elements, or the last n going backwards
+            if args.go_backwards:
+                stop = ctx.op1("Gather", [ctx.op1("Shape", [outer[seq.outer]]), ctx.const(np.int64(0))])
+                start = ctx.op1("Sub", [stop, n])
+            else:
+                start, stop = ctx.const(np.int64(0)), n
+            steps = ctx.op1("Slice", [outer[seq.outer], unsqueeze(ctx, start, [0]), unsqueeze(ctx, stop, [0]),
+                                      ctx.ints([0])])
         scan_inputs.append(steps if no_step is None else _or_zero_rows(ctx, steps, seq.outer, 1, no_step))
         inner = seq.inner[0]
         names[inner] = ctx.fresh(f"{inner.name or 'element'}_in")
@@ -128,27 +172,42 @@ def _as_onnx_scan(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
     nit = results[len(args.sit_sot):len(args.sit_sot) + len(args.nit_sot)]
     shared = results[len(args.sit_sot) + len(args.nit_sot):]
     stacked_entries = [e for e in args.sit_sot if not last_only(e)] + args.nit_sot
-    state_outs = [_copy(body, r) for r in sit + shared]
-    stacked_outs = [_copy(body, r) for e, r in zip(args.sit_sot + args.nit_sot, sit + nit) if e in stacked_entries]
+    stacked_values = [r for e, r in zip(args.sit_sot + args.nit_sot, sit + nit) if e in stacked_entries]
+    outs = _outputs(body, sit + shared + stacked_values)
+    state_outs, stacked_outs = outs[:len(sit + shared)], outs[len(sit + shared):]
     outputs_info = [_info(name, e.inner_out) for name, e in zip(state_outs, args.sit_sot + args.shared)]
     outputs_info += [_info(name, e.inner_out) for name, e in zip(stacked_outs, stacked_entries)]
     graph = helper.make_graph(body.nodes, ctx.fresh("scan_body"), inputs_info, outputs_info)
     outs = ctx.op("Scan", [initial for _, initial in states] + scan_inputs, len(state_outs) + len(stacked_outs),
                   hint="scan", body=graph, num_scan_inputs=len(scan_inputs), scan_input_directions=directions)
-    finals, stacks = outs[:len(state_outs)], outs[len(state_outs):]
-    shared_finals = finals[len(args.sit_sot):]
-    if no_step is not None:  # the step run on zeros leaves no trace
-        shared_finals = _unless(ctx, no_step, [outer[s.outer] for s in args.shared], shared_finals)
-        stacks = [_first_rows(ctx, stack, n) for stack in stacks]
-    stacked = dict(zip(stacked_entries, stacks))
-    results = []
-    for entry, final in zip(args.sit_sot, finals):  # the buffer: the initial state, then the steps
-        if last_only(entry):
-            results.append(_last_step(ctx, final, n))
-        else:
-            results.append(ctx.op1("Concat", [unsqueeze(ctx, outer[entry.outer_init], [0]), stacked[entry]], axis=0))
-    results += [stacked[e] for e in args.nit_sot]
-    return results + shared_finals
+    return outs[:len(state_outs)], outs[len(state_outs):]
+
+
+def _scan_if_steps(ctx: Lowering, args: ScanArgs, outer: dict, n: str, stacked_entries: list) -> tuple[list, list]:
+    """The Scan in the else branch of an If on "no step": the then branch gives the initial states
+    and no rows of each stacked output (whose row shape is known: a state's, or static)."""
+    then, other = Lowering(ctx.opset, ctx), Lowering(ctx.opset, ctx)
+    finals, stacks = _scan_node(other, args, outer, n, None)
+    initial = [outer[e.outer_init] for e in args.sit_sot] + [outer[s.outer] for s in args.shared]
+    then_outs = [then.op1("Identity", [v]) for v in initial] + [_no_rows(then, e, outer) for e in stacked_entries]
+    else_outs = _outputs(other, finals + stacks)
+    entries = args.sit_sot + args.shared + stacked_entries
+    branches = {f"{key}_branch": helper.make_graph(body.nodes, ctx.fresh(key), [],
+                                                   [helper.make_tensor_value_info(o, onnx_type(e.inner_out.type.dtype),
+                                                                                  None) for o, e in zip(outs, entries)])
+                for key, body, outs in (("then", then, then_outs), ("else", other, else_outs))}
+    outs = ctx.op("If", [_no_step(ctx, n)], len(entries), hint="scan", **branches)
+    return outs[:len(finals)], outs[len(finals):]
+
+
+def _no_rows(ctx: Lowering, entry, outer: dict) -> str:
+    """No row of an output: a state's shape after a 0, or a nit-sot's static one."""
+    if isinstance(entry, RecurrentEntry):
+        row = ctx.op1("Shape", [outer[entry.outer_init]])
+    else:
+        row = ctx.ints(list(entry.inner_out.type.shape))
+    zero = helper.make_tensor("zero", onnx_type(entry.inner_out.type.dtype), [1], [0])
+    return ctx.op1("ConstantOfShape", [ctx.op1("Concat", [ctx.ints([0]), row], axis=0)], value=zero)
 
 
 def _last_step(ctx: Lowering, final: str, n: str) -> str:
@@ -237,23 +296,26 @@ def _as_onnx_loop(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
                    for e, w, r in zip(args.recurrent, window_names, results)]
     n_buffered = len(args.buffered)
     shared_results = results[n_buffered:n_buffered + len(args.shared)]
-    condition = body.op1("Not", [results[-1]]) if args.until is not None else _copy(body, keep_going)
+    condition = _go_on(body, args.until, results[-1]) if args.until is not None else keep_going
     # Each step's output leaves the body flattened (a 1-d row; the shape comes back below), as
     # onnx's reference Loop stacks rows with vstack; a nit-sot's step shape is carried out.
     stacked_entries = [e for e in args.buffered if not last_only(e)]
-    stacked = [_copy(body, body.op1("Reshape", [r, body.ints([-1])]))
+    stacked = [body.op1("Reshape", [r, body.ints([-1])])
                for e, r in zip(args.buffered, results[:n_buffered]) if not last_only(e)]
     shape_names = [body.fresh("step_shape_in") for _ in args.nit_sot]
     shape_outs = [body.op1("Shape", [r]) for r in results[len(args.recurrent):n_buffered]]
-    body_outputs = ([condition] + [_copy(body, w) for w in new_windows] + [_copy(body, r) for r in shared_results]
-                    + shape_outs)
+    n_rec, n_shared = len(args.recurrent), len(args.shared)
+    outputs = iter(_outputs(body, [condition] + new_windows + shared_results + shape_outs + stacked))
+    condition = next(outputs)
+    windows_out, shared_out, shape_outs, stacked = ([next(outputs) for _ in group] for group in
+                                                    (new_windows, shared_results, shape_outs, stacked))
     inputs_info = [_scalar_info(iteration, "int64"), _scalar_info(keep_going, "bool")]
     inputs_info += [_window_info(name, args, e) for name, e in zip(window_names, args.recurrent)]
     inputs_info += [_info(name, s.inner_in) for name, s in zip(shared_names, args.shared)]
     inputs_info += [_shape_info(name, e) for name, e in zip(shape_names, args.nit_sot)]
     outputs_info = [_scalar_info(condition, "bool")]
-    outputs_info += [_window_info(name, args, e) for name, e in zip(body_outputs[1:], args.recurrent)]
-    outputs_info += [_info(name, s.inner_out) for name, s in zip(body_outputs[1 + len(args.recurrent):], args.shared)]
+    outputs_info += [_window_info(name, args, e) for name, e in zip(windows_out, args.recurrent)]
+    outputs_info += [_info(name, s.inner_out) for name, s in zip(shared_out, args.shared)]
     outputs_info += [_shape_info(name, e) for name, e in zip(shape_outs, args.nit_sot)]
     outputs_info += [helper.make_tensor_value_info(name, onnx_type(e.inner_out.type.dtype), [None])
                      for name, e in zip(stacked, stacked_entries)]
@@ -263,7 +325,6 @@ def _as_onnx_loop(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
     outs = ctx.op("Loop", [trips, ctx.const(np.bool_(True))] + initial, len(initial) + len(stacked_entries),
                   hint="loop", body=graph)
     finals, stack_list = outs[:len(initial)], outs[len(initial):]
-    n_rec, n_shared = len(args.recurrent), len(args.shared)
     if probe:  # the step run on zeros leaves no trace but the step shapes
         if args.shared:
             finals[n_rec:n_rec + n_shared] = _unless(ctx, no_step, initial[n_rec:n_rec + n_shared],
@@ -282,6 +343,14 @@ def _as_onnx_loop(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
             results.append(_buffer(ctx, entry, stacks[entry], first, entry in args.sit_sot))
     results += [_ring(ctx, e, stacks[e]) for e in args.nit_sot]
     return results + finals[n_rec:n_rec + n_shared]
+
+
+def _go_on(body: Lowering, until, lowered: str) -> str:
+    """The Loop's condition: not ``until``; ``until = not c`` (an imported while loop's) gives ``c``."""
+    producer = until.owner
+    if producer is not None and producer.op == Elemwise("invert") and producer.inputs[0].dtype == "bool":
+        return body.name_of(producer.inputs[0])
+    return body.op1("Not", [lowered])
 
 
 def _shape_info(name: str, entry) -> object:
@@ -359,7 +428,15 @@ def _buffer(ctx: Lowering, entry: RecurrentEntry, stack: str, first: str, sit_so
     if entry.ring is not None:
         return _ring(ctx, entry, stack)
     rows = unsqueeze(ctx, first, [0]) if sit_sot else first
-    return ctx.op1("Concat", [rows, stack], axis=0)
+    return _initial_then_steps(ctx, rows, stack, entry.span)
+
+
+def _initial_then_steps(ctx: Lowering, rows: str, stack: str, span: int) -> str:
+    """The buffer: the initial rows, then the steps (a reader of ``[span:]`` gets ``stack`` itself,
+    and the unread Concat is dropped: see ``export.drop_unread_nodes``)."""
+    buffer = ctx.op1("Concat", [rows, stack], axis=0)
+    ctx.steps_of[buffer] = (stack, span)
+    return buffer
 
 
 def _ring(ctx: Lowering, entry, stack: str) -> str:

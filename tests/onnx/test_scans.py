@@ -365,7 +365,7 @@ def test_a_ring_of_one_is_carried_not_stacked(export_check, outputs, n_steps):
     inputs, result, updates, _ = spec.build()
     f = ss.function(inputs, result, updates=updates, mode="fast", rewrites=["-vectorize"])
     model = export_check(f, *spec.value_sets(inputs))
-    (loop,) = [n for n in model.graph.node if n.op_type in ("Loop", "Scan")]
+    (loop,) = export_check.nodes(model.graph, "Loop") + export_check.nodes(model.graph, "Scan")
     assert _stacked_outputs(loop) == sum(1 for kind in outputs if kind == "nit")
     if n_steps is None and outputs == ("sit",):
         assert loop.op_type == "Scan"
