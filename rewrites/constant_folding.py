@@ -6,12 +6,9 @@ import numpy as np
 
 from rewrites.registry import register
 from symscan.graph.basic import Constant
-from symscan.tensor.basic import constant
+from symscan.tensor.basic import MAX_FOLDED_ELEMENTS, constant
 from symscan.tensor.creation import Arange
 from symscan.tensor.random import RandomVariable
-
-MAX_FOLDED_ELEMENTS = 100_000
-"""Larger results stay computed: a folded constant lives in the graph (and in exports)."""
 
 
 def _known_too_big(node) -> bool:

@@ -17,7 +17,7 @@ from rewrites.scan_utils import keep_initial_rows_check, rebuild, replace_inner
 from symscan.graph.basic import Constant
 from symscan.graph.clone import clone_replace
 from symscan.graph.traversal import ancestors
-from symscan.scan.args import ScanArgs, SequenceEntry
+from symscan.scan.args import ScanArgs, SequenceEntry, taps_span
 from symscan.scan.checks import AfterChecks, CheckSequenceLength, StepCount
 from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
@@ -36,10 +36,6 @@ def _drop_taps(seq: SequenceEntry, keep: list[int]) -> SequenceEntry:
     start, end_trim = lo_new - lo_old, hi_old - hi_new
     outer = seq.outer[start:-end_trim] if end_trim else (seq.outer[start:] if start else seq.outer)
     return SequenceEntry(outer, [seq.inner[i] for i in keep], taps, seq.label)
-
-
-def _span(taps: tuple) -> int:
-    return max(max(taps), 0) - min(min(taps), 0)
 
 
 def _length_known_enough(args: ScanArgs, seq: SequenceEntry) -> bool:
@@ -73,7 +69,7 @@ def _drop_sequences(args: ScanArgs, read: set) -> tuple[list[str], list[str]]:
             sequences.append(seq)
             continue
         checked = seq.outer
-        span_kept = bool(keep) and _span(tuple(seq.taps[i] for i in keep)) == seq.span
+        span_kept = bool(keep) and taps_span(tuple(seq.taps[i] for i in keep)) == seq.span
         if not span_kept and not _length_known_enough(args, seq):
             if not keep and steps is not None:
                 sequences.append(seq)

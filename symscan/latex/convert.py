@@ -124,7 +124,8 @@ def _elemwise_functions() -> dict:
         "sign": sympy.sign, "floor": sympy.floor, "ceil": sympy.ceiling, "pow": sympy.Pow, "mod": sympy.Mod,
         "floor_div": lambda a, b: sympy.floor(a / b), "second": lambda a, b: b,
         "logaddexp": lambda a, b: sympy.log(sympy.exp(a) + sympy.exp(b)),
-        "sigmoid": named("sigma"), "softplus": named("softplus"), "round": named("round"), "clip": named("clip"),
+        "sigmoid": named("sigma"), "softplus": named("softplus"), "fmod": named("fmod"), "round": named("round"),
+        "clip": named("clip"),
     }
 
 

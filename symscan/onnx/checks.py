@@ -12,6 +12,7 @@ import numpy as np
 from symscan.graph.basic import describe
 from symscan.onnx.context import Lowering, lowers
 from symscan.onnx.tensor_ops import as_dtype, unsqueeze
+from symscan.scan.args import taps_span
 from symscan.scan.checks import (
     AfterChecks,
     CheckRowShape,
@@ -34,7 +35,7 @@ def check_sequence(ctx: Lowering, value: str, dtype, data: str, steps: str, labe
                    scan: str = "scan") -> str:
     """``value`` (of ``dtype``) once the sequence ``data`` holds ``steps`` (an int64 scalar)
     elements plus its taps' span."""
-    span = max(max(taps), 0) - min(min(taps), 0)
+    span = taps_span(taps)
     ok = ctx.op1("GreaterOrEqual", [length_of(ctx, data), ctx.op1("Add", [steps, ctx.const(np.int64(span))])])
     return ctx.guard(value, dtype, ok, f"{scan}: {label or 'a sequence'} has fewer elements than n_steps + {span} "
                                        f"(taps {list(taps)}); pass a longer sequence or a smaller n_steps")
@@ -72,7 +73,7 @@ def lower_step_count(ctx: Lowering, node, ins: list[str]) -> list[str]:
     op, scan = node.op, title(node.op.name)
     steps = ctx.cast(ins[0], node.inputs[0].dtype, "int64")
     if op.steps_from_sequences:  # negative when a sequence is shorter than its taps' span
-        if not any(max(max(taps), 0) - min(min(taps), 0) for _, taps in op.sequences):
+        if op.checks_nothing:
             return [steps]  # a length: never negative
         ok = ctx.op1("GreaterOrEqual", [steps, ctx.const(np.int64(0))])
         return [ctx.guard(steps, "int64", ok, f"{scan}: the sequences are shorter than their taps need")]

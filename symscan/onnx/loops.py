@@ -219,9 +219,11 @@ def _last_step(ctx: Lowering, final: str, n: str) -> str:
 def _may_run_no_step(args: ScanArgs) -> bool:
     """Whether the step count may be 0 at run time.
 
-    A loop that may run no step runs one on zeros instead and drops its results: onnxruntime's
-    Scan rejects empty scan inputs, and a nit-sot's step shape (which its empty output keeps)
-    is only known by running the body, as mode "py" does (``unrun_nit_sot_shapes``).
+    onnxruntime's Scan rejects empty scan inputs, and a nit-sot's step shape (which its empty
+    output keeps) may be known only by running the body, as mode "py" does
+    (``unrun_nit_sot_shapes``). Such a loop runs one step on zeros and drops its results; a Scan
+    whose outputs' row shapes are known without the body runs in an If instead
+    (``_scan_if_steps``).
     """
     steps = static_int(args.n_steps)
     return steps is None or steps == 0
@@ -279,52 +281,13 @@ def _as_onnx_loop(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
     no_step = _no_step(ctx, n) if probe and (args.sequences or args.shared) else None
     trips = ctx.op1("Max", [n, ctx.const(np.int64(1))]) if probe else n
     carried = _initial_windows(ctx, args, outer)
-    body = Lowering(ctx.opset, ctx)
-    iteration, keep_going = body.fresh("i"), body.fresh("cond_in")
-    window_names = [body.fresh(f"{e.label or 'state'}_window".replace(" ", "_")) for e in args.recurrent]
-    shared_names = [body.fresh(f"{s.label or 'shared'}_in") for s in args.shared]
-    names = _sequence_reads(ctx, body, args, outer, iteration, back, no_step)
-    read = _read_by_body(args)
-    for entry, window in zip(args.recurrent, window_names):
-        for tap, inner in zip(entry.taps, entry.inner_in):
-            if entry in args.sit_sot or inner in read:
-                names[inner] = window if entry in args.sit_sot else \
-                    body.op1("Gather", [window, body.const(np.int64(entry.span + tap))], axis=0)
-    names.update({s.inner_in: name for s, name in zip(args.shared, shared_names)})
-    results = _lower_body(body, args, names, outer)
-    new_windows = [_shifted(body, e, w, r, e in args.sit_sot)
-                   for e, w, r in zip(args.recurrent, window_names, results)]
-    n_buffered = len(args.buffered)
-    shared_results = results[n_buffered:n_buffered + len(args.shared)]
-    condition = _go_on(body, args.until, results[-1]) if args.until is not None else keep_going
-    # Each step's output leaves the body flattened (a 1-d row; the shape comes back below), as
-    # onnx's reference Loop stacks rows with vstack; a nit-sot's step shape is carried out.
-    stacked_entries = [e for e in args.buffered if not last_only(e)]
-    stacked = [body.op1("Reshape", [r, body.ints([-1])])
-               for e, r in zip(args.buffered, results[:n_buffered]) if not last_only(e)]
-    shape_names = [body.fresh("step_shape_in") for _ in args.nit_sot]
-    shape_outs = [body.op1("Shape", [r]) for r in results[len(args.recurrent):n_buffered]]
-    n_rec, n_shared = len(args.recurrent), len(args.shared)
-    outputs = iter(_outputs(body, [condition] + new_windows + shared_results + shape_outs + stacked))
-    condition = next(outputs)
-    windows_out, shared_out, shape_outs, stacked = ([next(outputs) for _ in group] for group in
-                                                    (new_windows, shared_results, shape_outs, stacked))
-    inputs_info = [_scalar_info(iteration, "int64"), _scalar_info(keep_going, "bool")]
-    inputs_info += [_window_info(name, args, e) for name, e in zip(window_names, args.recurrent)]
-    inputs_info += [_info(name, s.inner_in) for name, s in zip(shared_names, args.shared)]
-    inputs_info += [_shape_info(name, e) for name, e in zip(shape_names, args.nit_sot)]
-    outputs_info = [_scalar_info(condition, "bool")]
-    outputs_info += [_window_info(name, args, e) for name, e in zip(windows_out, args.recurrent)]
-    outputs_info += [_info(name, s.inner_out) for name, s in zip(shared_out, args.shared)]
-    outputs_info += [_shape_info(name, e) for name, e in zip(shape_outs, args.nit_sot)]
-    outputs_info += [helper.make_tensor_value_info(name, onnx_type(e.inner_out.type.dtype), [None])
-                     for name, e in zip(stacked, stacked_entries)]
-    graph = helper.make_graph(body.nodes, ctx.fresh("loop_body"), inputs_info, outputs_info)
+    graph, stacked_entries = _loop_body(ctx, args, outer, back, no_step)
     initial = carried + [outer[s.outer] for s in args.shared]
     initial += [ctx.ints([size or 0 for size in e.inner_out.type.shape], "step_shape") for e in args.nit_sot]
     outs = ctx.op("Loop", [trips, ctx.const(np.bool_(True))] + initial, len(initial) + len(stacked_entries),
                   hint="loop", body=graph)
     finals, stack_list = outs[:len(initial)], outs[len(initial):]
+    n_rec, n_shared = len(args.recurrent), len(args.shared)
     if probe:  # the step run on zeros leaves no trace but the step shapes
         if args.shared:
             finals[n_rec:n_rec + n_shared] = _unless(ctx, no_step, initial[n_rec:n_rec + n_shared],
@@ -343,6 +306,52 @@ def _as_onnx_loop(ctx: Lowering, node, args: ScanArgs, outer: dict) -> list[str]
             results.append(_buffer(ctx, entry, stacks[entry], first, entry in args.sit_sot))
     results += [_ring(ctx, e, stacks[e]) for e in args.nit_sot]
     return results + finals[n_rec:n_rec + n_shared]
+
+
+def _loop_body(ctx: Lowering, args: ScanArgs, outer: dict, back, no_step: str | None) -> tuple[object, list]:
+    """The Loop's body graph and the entries whose rows it stacks. Inputs: the iteration number,
+    the condition, each recurrent output's window, each shared state, each nit-sot's step shape;
+    outputs: the condition, the new windows and shared states, the step shapes, the stacked rows."""
+    body = Lowering(ctx.opset, ctx)
+    iteration, keep_going = body.fresh("i"), body.fresh("cond_in")
+    window_names = [body.fresh(f"{e.label or 'state'}_window".replace(" ", "_")) for e in args.recurrent]
+    shared_names = [body.fresh(f"{s.label or 'shared'}_in") for s in args.shared]
+    names = _sequence_reads(ctx, body, args, outer, iteration, back, no_step)
+    read = _read_by_body(args)
+    for entry, window in zip(args.recurrent, window_names):
+        for tap, inner in zip(entry.taps, entry.inner_in):
+            if entry in args.sit_sot or inner in read:
+                names[inner] = window if entry in args.sit_sot else \
+                    body.op1("Gather", [window, body.const(np.int64(entry.span + tap))], axis=0)
+    names.update({s.inner_in: name for s, name in zip(args.shared, shared_names)})
+    results = _lower_body(body, args, names, outer)
+    new_windows = [_shifted(body, e, w, r, e in args.sit_sot)
+                   for e, w, r in zip(args.recurrent, window_names, results)]
+    n_buffered = len(args.buffered)
+    shared_results = results[n_buffered:n_buffered + len(args.shared)]
+    condition = _go_on(body, args.until, results[-1]) if args.until is not None else keep_going
+    # Each step's output leaves the body flattened (a 1-d row; the shape comes back after), as
+    # onnx's reference Loop stacks rows with vstack; a nit-sot's step shape is carried out.
+    stacked_entries = [e for e in args.buffered if not last_only(e)]
+    stacked = [body.op1("Reshape", [r, body.ints([-1])])
+               for e, r in zip(args.buffered, results[:n_buffered]) if not last_only(e)]
+    shape_names = [body.fresh("step_shape_in") for _ in args.nit_sot]
+    shape_outs = [body.op1("Shape", [r]) for r in results[len(args.recurrent):n_buffered]]
+    outputs = iter(_outputs(body, [condition] + new_windows + shared_results + shape_outs + stacked))
+    condition = next(outputs)
+    windows_out, shared_out, shape_outs, stacked = ([next(outputs) for _ in group] for group in
+                                                    (new_windows, shared_results, shape_outs, stacked))
+    inputs_info = [_scalar_info(iteration, "int64"), _scalar_info(keep_going, "bool")]
+    inputs_info += [_window_info(name, args, e) for name, e in zip(window_names, args.recurrent)]
+    inputs_info += [_info(name, s.inner_in) for name, s in zip(shared_names, args.shared)]
+    inputs_info += [_shape_info(name, e) for name, e in zip(shape_names, args.nit_sot)]
+    outputs_info = [_scalar_info(condition, "bool")]
+    outputs_info += [_window_info(name, args, e) for name, e in zip(windows_out, args.recurrent)]
+    outputs_info += [_info(name, s.inner_out) for name, s in zip(shared_out, args.shared)]
+    outputs_info += [_shape_info(name, e) for name, e in zip(shape_outs, args.nit_sot)]
+    outputs_info += [helper.make_tensor_value_info(name, onnx_type(e.inner_out.type.dtype), [None])
+                     for name, e in zip(stacked, stacked_entries)]
+    return helper.make_graph(body.nodes, ctx.fresh("loop_body"), inputs_info, outputs_info), stacked_entries
 
 
 def _go_on(body: Lowering, until, lowered: str) -> str:

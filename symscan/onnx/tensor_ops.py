@@ -111,6 +111,8 @@ def _arithmetic(ctx: Lowering, node, name: str, args: list[str], dtype: str) -> 
         return _expm1(ctx, args[0], dtype)
     if name == "clip":
         return ctx.op1("Min", [ctx.op1("Max", [args[0], args[1]]), args[2]])
+    if name == "fmod":  # C's remainder, as ONNX's Mod with fmod=1 (for integers too)
+        return ctx.op1("Mod", args, fmod=1)
     if name in ("mod", "floor_div"):
         quotient, modulo = (_int_divmod if integer else _float_divmod)(ctx, *args, dtype)
         return quotient if name == "floor_div" else modulo

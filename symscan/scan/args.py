@@ -30,6 +30,11 @@ from symscan.scan.info import ScanInfo, ScanLabels
 from symscan.tensor.basic import static_int
 
 
+def taps_span(taps) -> int:
+    """Elements beyond the step count that a sequence's taps need (tap 0 counts as used)."""
+    return max(max(taps), 0) - min(min(taps), 0)
+
+
 @dataclass(eq=False)
 class SequenceEntry:
     """A sequence read at ``t + tap`` for each tap; ``inner`` has one variable per tap."""
@@ -42,7 +47,7 @@ class SequenceEntry:
     @property
     def span(self) -> int:
         """Elements beyond the step count that the taps need (tap 0 counts as used)."""
-        return max(max(self.taps), 0) - min(min(self.taps), 0)
+        return taps_span(self.taps)
 
     def offset(self, tap: int) -> int:
         """Index, in the sequence, of the element ``tap`` reads at the first step."""

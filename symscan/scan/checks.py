@@ -10,7 +10,7 @@ import numpy as np
 
 from symscan.graph.basic import Apply, Op, Variable
 from symscan.graph.type import TensorType
-from symscan.scan.args import RecurrentEntry, ScanArgs
+from symscan.scan.args import RecurrentEntry, ScanArgs, taps_span
 from symscan.scan.parse import too_short_message
 from symscan.tensor.basic import as_tensor_variable
 
@@ -104,6 +104,12 @@ class StepCount(Op):
     sequences: tuple = ()  # (label, taps) of each sequence
     steps_from_sequences: bool = False
     name: str | None = None
+
+    @property
+    def checks_nothing(self) -> bool:
+        """Steps counted from sequences read at tap 0 only: the count is their length, which no
+        check could find too short."""
+        return self.steps_from_sequences and not any(taps_span(taps) for _, taps in self.sequences)
 
     @classmethod
     def of(cls, args: ScanArgs):

@@ -23,6 +23,7 @@ from symscan.tensor.elemwise import (
     fill,
     floor,
     floor_div,
+    fmod,
     ge,
     gt,
     invert,

@@ -102,6 +102,12 @@ def as_operands(args: Sequence, opname: str) -> list[TensorVariable]:
 
 
 # ---------------------------------------------------------------------------- static values
+MAX_FOLDED_ELEMENTS = 100_000
+"""Values computed when a graph is built (constant folding, the ONNX importer's static values)
+stay at most this large: a folded constant lives in the graph (and in exports)."""
+
+
+
 def get_scalar_constant_value(var) -> np.generic:
     """The value of a 0-d (or single-element) variable when it is known at build time.
 

@@ -57,7 +57,7 @@ def _second(a, b):
 
 ELEMWISE_FUNCTIONS: dict[str, tuple[int, Callable]] = {
     "add": (2, np.add), "sub": (2, np.subtract), "mul": (2, np.multiply),
-    "true_div": (2, np.true_divide), "floor_div": (2, np.floor_divide), "mod": (2, np.mod),
+    "true_div": (2, np.true_divide), "floor_div": (2, np.floor_divide), "mod": (2, np.mod), "fmod": (2, np.fmod),
     "pow": (2, np.power), "maximum": (2, np.maximum), "minimum": (2, np.minimum), "logaddexp": (2, np.logaddexp),
     "eq": (2, np.equal), "neq": (2, np.not_equal), "lt": (2, np.less), "le": (2, np.less_equal),
     "gt": (2, np.greater), "ge": (2, np.greater_equal),
@@ -210,6 +210,8 @@ mul = _elemwise_function("mul")
 true_div = _elemwise_function("true_div")
 floor_div = _elemwise_function("floor_div")
 mod = _elemwise_function("mod")
+fmod = _elemwise_function("fmod")
+fmod.__doc__ = "``numpy.fmod``: C's remainder, with the dividend's sign (``mod`` has the divisor's)."
 pow = _elemwise_function("pow")
 maximum = _elemwise_function("maximum")
 minimum = _elemwise_function("minimum")

@@ -83,6 +83,18 @@ def test_ring_of_the_last_step_and_map_of_unknown_row_shape(rng):
     assert _runs_in_numba(g), g.backend_report()
 
 
+@pytest.mark.parametrize("shape", [(9,), (9, 2)])
+def test_last_step_of_a_mit_sot_reaching_beyond_the_window_locals(shape):
+    """Taps further back than the window locals (MAX_WINDOW) read a taps buffer; with only the
+    last step read (a ring of one), the result is that buffer's newest row (it was NaN)."""
+    x0 = T.tensor("float64", shape=(None,) * len(shape), name="x0")
+    k = T.iscalar("k")
+    outs, _ = ss.scan(lambda a, b: T.tanh(a * 0.5 + b), outputs_info=[dict(initial=x0, taps=[-9, -1])], n_steps=k)
+    for steps in (1, 12):
+        f = _agree([x0, k], outs[-1], [np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape), np.int32(steps)])
+        assert _runs_in_numba(f), f.backend_report()
+
+
 @pytest.mark.filterwarnings("ignore:overflow encountered")
 def test_integer_state_keeps_its_dtype_and_wraps_as_numpy():
     """numba adds int32 scalars as int64; the kernel keeps the state int32, so it wraps."""

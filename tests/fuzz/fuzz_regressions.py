@@ -128,4 +128,9 @@ REGRESSIONS: list[tuple[str, Program]] = [
                                   Out("sit", ("add", ("v", "o2@-1"), ("v", "o2@-1")), (1,), F, ("v", "h0"), (-1,))),
                          n_steps=("const", 3)),),
              reads=(("loop", 0, 0),))),
+    ("numba: the last step of a mit-sot whose taps reach beyond the window locals was NaN",
+     Program(d=1, inputs=(Input("x0", (9,)),),
+             loops=(Loop(outputs=(Out("mit", ("tanh", ("add", ("v", "o0@-9"), ("v", "o0@-1"))), (), F, ("v", "x0"),
+                                      (-9, -1)),), n_steps=("const", 12)),),
+             reads=(("last", ("loop", 0, 0)),))),
 ]

@@ -65,6 +65,7 @@ BINARY = {
     "mul": (T.mul, (-2, 2), (-2, 2)),
     "true_div": (T.true_div, (-2, 2), (0.5, 2)),
     "mod": (T.mod, (-3, 3), (0.6, 1.4)),
+    "fmod": (T.fmod, (-3, 3), (0.6, 1.4)),
     "pow": (T.pow, (0.3, 2), (-2, 2)),
     "maximum": (T.maximum, (-2, 2), (-2, 2)),
     "minimum": (T.minimum, (-2, 2), (-2, 2)),

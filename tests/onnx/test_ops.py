@@ -114,7 +114,7 @@ def condition(dtype, shape, rng):
 
 DOMAINS = {
     "add": (full, full), "sub": (full, full), "mul": (full, full), "true_div": (full, divisor),
-    "floor_div": (full, divisor), "mod": (full, divisor), "pow": (base, exponent),
+    "floor_div": (full, divisor), "mod": (full, divisor), "fmod": (full, divisor), "pow": (base, exponent),
     "maximum": (full, full), "minimum": (full, full), "logaddexp": (wide, wide),
     "eq": (small, small), "neq": (small, small), "lt": (small, small), "le": (small, small),
     "gt": (small, small), "ge": (small, small),

@@ -29,7 +29,7 @@ HYP = settings(max_examples=40, deadline=None, database=None, suppress_health_ch
 BINARY = {
     "add": (T.add, np.add), "sub": (T.sub, np.subtract), "mul": (T.mul, np.multiply),
     "true_div": (T.true_div, np.true_divide), "floor_div": (T.floor_div, np.floor_divide),
-    "mod": (T.mod, np.mod), "pow": (T.pow, np.power), "maximum": (T.maximum, np.maximum),
+    "mod": (T.mod, np.mod), "fmod": (T.fmod, np.fmod), "pow": (T.pow, np.power), "maximum": (T.maximum, np.maximum),
     "minimum": (T.minimum, np.minimum), "eq": (T.eq, np.equal), "neq": (T.neq, np.not_equal),
     "lt": (T.lt, np.less), "le": (T.le, np.less_equal), "gt": (T.gt, np.greater),
     "ge": (T.ge, np.greater_equal), "and_": (T.and_, np.bitwise_and), "or_": (T.or_, np.bitwise_or),

@@ -26,7 +26,7 @@ UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "true_div": "true_
           "maximum": "maximum", "minimum": "minimum", "logaddexp": "logaddexp", "neg": "negative", "exp": "exp",
           "log": "log", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan",
           "tanh": "tanh", "abs": "absolute", "sign": "sign", "floor": "floor", "ceil": "ceil",
-          "floor_div": "floor_divide", "mod": "mod"}
+          "floor_div": "floor_divide", "mod": "mod", "fmod": "fmod"}
 """Elemwise names that are numpy ufuncs (they take ``out=``)."""
 
 

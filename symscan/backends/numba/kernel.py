@@ -177,6 +177,9 @@ class LoopKernel:
         if out.recurrent and not out.window:
             state["taps"] = gen.param("q", f"{out.store}_taps")
             self.returned.append((state["taps"], f"{out.store}_taps"))
+            if out.keeps_last_only:  # no window local holds the newest value: its taps buffer row does
+                self.after.append(f"{out.last} = {out.store}_taps[{out.history} + {self.steps} - 1] "
+                                  f"if {self.steps} else None")
         if out.recurrent:
             state["row_shape"] = gen.param("r", out.row_shape)
         unknown = not out.recurrent and None in entry.inner_out.type.shape

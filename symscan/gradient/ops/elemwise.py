@@ -73,6 +73,7 @@ ELEMWISE_PULLBACKS = {
     "mul": lambda g, out, x, y: [g * y, g * x],
     "true_div": lambda g, out, x, y: [g / y, -g * out / y],  # out / y: no overflow of y * y
     "mod": lambda g, out, x, y: [g, -g * floor_div(x, y)],  # x % y == x - (x // y) * y
+    "fmod": lambda g, out, x, y: [g, -g * ((x - out) / y)],  # fmod(x, y) == x - trunc(x / y) * y
     "pow": _pow,
     # To the argument that is the result; at a tie, to both (Theano's rule).
     # the operands compared with each other, not with the output: inside a gradient's loop the

@@ -8,19 +8,20 @@ outer values by name); symscan's ``scan`` then finds those outer variables by it
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from symscan.graph.basic import Constant, Variable, describe
+from symscan.graph.basic import Constant, Variable
 from symscan.graph.traversal import ancestors
 from symscan.graph.type import SUPPORTED_DTYPES, TensorType
 from symscan.scan.checks import AfterChecks
 from symscan.scan.op import Scan
-from symscan.tensor.basic import constant
+from symscan.tensor.basic import MAX_FOLDED_ELEMENTS, constant
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import Shape
 
@@ -119,7 +120,6 @@ class Importer:
     """Converts ONNX graphs; ``opset`` is the model's default-domain version."""
 
     opset: int
-    static_inputs: dict = field(default_factory=dict)
 
     def convert_graph(self, graph: onnx.GraphProto, scope: Scope) -> list[Variable]:
         """Convert every node of ``graph`` in ``scope`` (its inputs already bound); its outputs."""
@@ -221,28 +221,31 @@ class NodeCall:
 
 
 def with_unread_checks(outputs: list[Variable], checks: list[Variable]) -> list[Variable]:
-    """``outputs``, the first computed after the checks no output reads (onnxruntime runs every
-    node, so a failing check fails the model even when nothing reads it)."""
+    """``outputs``, each computed after the checks no output reads (onnxruntime runs every node,
+    so a failing check fails the model even when nothing reads it). Each: a loop body's first
+    output is its condition, which a for loop drops."""
     needed = set(ancestors(outputs))
     unread = [c for c in checks if c not in needed]
-    if not unread or not outputs:
-        return outputs
-    return [AfterChecks()(outputs[0], *unread)] + outputs[1:]
+    return [AfterChecks()(out, *unread) for out in outputs] if unread else outputs
 
 
 # ---------------------------------------------------------------------------- build-time values
-def static_value(var: Variable, memo: dict | None = None) -> np.ndarray | None:
+_KNOWN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Each variable's build-time value (or None), once worked out: a variable's value never changes."""
+
+
+def static_value(var: Variable) -> np.ndarray | None:
     """``var``'s value when it follows from constants and static lengths alone (computed now,
-    with the ops' reference implementations), else None."""
-    memo = {} if memo is None else memo
-    if var in memo:
-        return memo[var]
-    memo[var] = None  # (no cycles in a graph; this only stops repeated work)
-    memo[var] = value = _static_value(var, memo)
+    with the ops' reference implementations, up to ``MAX_FOLDED_ELEMENTS``), else None."""
+    try:
+        return _KNOWN[var]
+    except KeyError:
+        pass
+    _KNOWN[var] = value = _static_value(var)
     return value
 
 
-def _static_value(var: Variable, memo: dict) -> np.ndarray | None:
+def _static_value(var: Variable) -> np.ndarray | None:
     if isinstance(var, Constant):
         return np.asarray(var.data)
     node = var.owner
@@ -251,7 +254,10 @@ def _static_value(var: Variable, memo: dict) -> np.ndarray | None:
     if isinstance(node.op, Shape):
         lengths = node.inputs[0].type.shape
         return None if None in lengths else np.asarray(lengths, dtype=np.int64)
-    inputs = [static_value(v, memo) for v in node.inputs]
+    lengths = var.type.shape
+    if None not in lengths and np.prod(lengths, dtype=float) > MAX_FOLDED_ELEMENTS:
+        return None  # judged before computing it
+    inputs = [static_value(v) for v in node.inputs]
     if any(v is None for v in inputs):
         return None
     try:
@@ -260,10 +266,6 @@ def _static_value(var: Variable, memo: dict) -> np.ndarray | None:
     except Exception:  # an error stays a run-time one
         return None
     return np.asarray(results[var.index], dtype=var.type.dtype)
-
-
-MAX_FOLDED_ELEMENTS = 100_000
-"""Larger results stay computed (the rewriter's constant folding uses the same bound)."""
 
 
 def fold_constant(var: Variable) -> Variable:
@@ -275,8 +277,3 @@ def fold_constant(var: Variable) -> Variable:
     if value is None or value.size > MAX_FOLDED_ELEMENTS:
         return var
     return constant(value, name=var.name)
-
-
-def describe_input(call: NodeCall, position: int) -> str:
-    var = call.input(position)
-    return describe(var) if var is not None else "(omitted)"

@@ -27,6 +27,7 @@ import symscan.tensor as T
 from symscan.graph.basic import Variable
 from symscan.onnx.context import CHECK_MARK
 from symscan.onnx.importer.context import NodeCall, Scope, converts, static_value
+from symscan.onnx.importer.shape_ops import flipped, one_element
 from symscan.scan.basic import scan
 from symscan.scan.outputs import final_value
 from symscan.scan.until import until
@@ -34,6 +35,15 @@ from symscan.tensor.assertion import assert_that
 from symscan.tensor.basic import constant
 
 INT64_MAX = np.iinfo(np.int64).max
+
+
+def same_kind(node: NodeCall, names: list[str], before: list[Variable], after: list[Variable]) -> None:
+    """Each carried value keeps its dtype and rank across a step (ONNX lets them change; a symscan
+    state cannot: its shape is checked when the model runs)."""
+    for name, old, new in zip(names, before, after):
+        if new.dtype != old.dtype or new.ndim != old.ndim:
+            raise node.fail(f"the loop-carried value {name!r} is {old.type} before a step and {new.type} after it; "
+                            "symscan's loops keep each carried value's dtype and rank")
 
 
 def run_body(node: NodeCall, body: onnx.GraphProto, bindings: list[tuple[str, Variable]]) -> list[Variable]:
@@ -109,6 +119,7 @@ def convert_loop(node: NodeCall) -> list[Variable]:
             counter = [iteration]
         results = run_body(node, body, [(iteration_name, iteration), (cond_name, true)]
                            + list(zip(carried_names, states)))
+        same_kind(node, carried_names, states, results[1:1 + n_carried])
         outputs = list(results[1:]) + counter
         if runs_every_step:
             return outputs
@@ -138,10 +149,6 @@ def _moved_from_first(x: Variable, axis: int) -> Variable:
     order = list(range(1, x.ndim))
     order.insert(axis, 0)
     return T.dimshuffle(x, order)
-
-
-def _reversed(x: Variable) -> Variable:
-    return x[::-1]
 
 
 def _known_true(condition: Variable) -> bool:
@@ -178,12 +185,14 @@ def scan_over(node: NodeCall, inputs: list[Variable], body: onnx.GraphProto) -> 
     sequences = []
     for x, axis, direction in zip(inputs[n_states:], in_axes, in_dirs):
         moved = _moved_first(x, axis)
-        sequences.append(_reversed(moved) if direction else moved)
+        sequences.append(flipped(moved, 0) if direction else moved)
     names = [i.name for i in body.input]
 
     def step(*args):
         elements, states = args[:m], args[m:]
-        return run_body(node, body, list(zip(names, list(states) + list(elements))))
+        results = run_body(node, body, list(zip(names, list(states) + list(elements))))
+        same_kind(node, names[:n_states], states, results[:n_states])
+        return results
 
     outs, _ = scan(step, sequences=equal_lengths(node, sequences), outputs_info=list(inputs[:n_states]) + [None] * k,
                    name=node.node.name or "scan", return_list=True)
@@ -191,7 +200,7 @@ def scan_over(node: NodeCall, inputs: list[Variable], body: onnx.GraphProto) -> 
     finals = [final_value(out) for out in outs[:n_states]]
     stacked = []
     for out, axis, direction in zip(outs[n_states:], out_axes, out_dirs):
-        stacked.append(_moved_from_first(_reversed(out) if direction else out, axis))
+        stacked.append(_moved_from_first(flipped(out, 0) if direction else out, axis))
     return finals + stacked
 
 
@@ -207,7 +216,7 @@ def convert_batched_scan(node: NodeCall) -> list[Variable]:
     n_states = len(inputs) - m
 
     def one_batch(*rows):
-        sequences = [_reversed(r) if d else r for r, d in zip(rows[n_states:], directions)]
+        sequences = [flipped(r, 0) if d else r for r, d in zip(rows[n_states:], directions)]
         names = [i.name for i in body.input]
 
         def step(*args):
@@ -248,24 +257,15 @@ def convert_if(node: NodeCall) -> list[Variable]:
 
 
 def _either(node: NodeCall, cond: Variable, a: Variable, b: Variable) -> Variable:
-    """``a`` if ``cond`` else ``b``, both computed. Same static shapes: a switch. Lengths that may
-    differ along the first axis only (symscan's exported "rows or zero rows"): the rows of the
-    chosen one, by concatenating it with none of the other's. Otherwise the branch must be
-    chosen when the graph is built (the condition becomes a static input)."""
-    if a.dtype == b.dtype and None not in a.type.shape and a.type.shape == b.type.shape:
+    """``a`` if ``cond`` else ``b``, both computed. Equal static shapes: a switch. Shapes that may
+    differ (symscan's exported "rows, or a row of zeros when no step runs"): the chosen one's
+    elements, reshaped to its shape. Another rank or dtype: the branch must be chosen when the
+    graph is built (the condition becomes a static input)."""
+    if a.dtype != b.dtype or a.ndim != b.ndim:
+        node.static(0, f"the condition, because its branches give {a.type} and {b.type}")
+    if None not in a.type.shape and a.type.shape == b.type.shape:
         return T.switch(cond, a, b)
-    trailing_fit = all(x is None or y is None or x == y for x, y in zip(a.type.shape[1:], b.type.shape[1:]))
-    if a.dtype == b.dtype and a.ndim == b.ndim and a.ndim and trailing_fit:
-        zero = np.int64(0)
-        taken_a, taken_b = T.switch(cond, T.shape(a)[0], zero), T.switch(cond, zero, T.shape(b)[0])
-        return T.concatenate([a[:taken_a], b[:taken_b]])
-    node.static(0, f"the condition, because its branches give {a.type} and {b.type}")
-    raise AssertionError("unreachable: static() raises for a run-time condition")
-
-
-def one_element(var: Variable, dtype: str) -> Variable:
-    """A one-element tensor as a 0-d one: ONNX calls for scalar conditions and trip counts, and
-    onnxruntime takes any one-element tensor."""
-    if var.ndim:
-        var = T.reshape(var, constant(np.zeros(0, np.int64)))
-    return T.cast(var, dtype)
+    flat_a, flat_b, zero = T.flatten(a), T.flatten(b), np.int64(0)
+    elements = T.concatenate([flat_a[:T.switch(cond, T.shape(flat_a)[0], zero)],
+                              flat_b[:T.switch(cond, zero, T.shape(flat_b)[0])]])
+    return T.reshape(elements, T.switch(cond, T.shape(a), T.shape(b)))

@@ -62,18 +62,16 @@ def truncated_div(a: Variable, b: Variable) -> Variable:
 @converts("Mod")
 def convert_mod(node: NodeCall) -> list[Variable]:
     a, b = node.inputs
-    modulo = T.mod(a, b)
-    if not node.attr("fmod", 0) or np.dtype(a.dtype).kind == "u":
-        return [modulo]
-    # C's fmod has the dividend's sign; numpy's modulo the divisor's: they differ by b there
-    zero = scalar(0, a)
-    differs = T.and_(T.neq(modulo, zero), T.xor(T.lt(a, zero), T.lt(b, zero)))
-    return [T.switch(differs, modulo - b, modulo)]
+    return [T.fmod(a, b) if node.attr("fmod", 0) else T.mod(a, b)]
 
 
 @converts("Pow")
 def convert_pow(node: NodeCall) -> list[Variable]:
+    """The base's dtype; an integer base goes through float64, as onnxruntime's does (numpy
+    refuses negative integer exponents; ``2 ** -1`` is 0 there)."""
     base, exponent = node.inputs
+    if np.dtype(base.dtype).kind in "iu":
+        return [as_dtype(T.pow(as_dtype(base, "float64"), as_dtype(exponent, "float64")), base.dtype)]
     return [as_dtype(T.pow(base, exponent), base.dtype)]
 
 

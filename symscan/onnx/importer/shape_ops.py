@@ -250,13 +250,21 @@ def convert_constant_of_shape(node: NodeCall) -> list[Variable]:
 
 @converts("Range")
 def convert_range(node: NodeCall) -> list[Variable]:
-    start, limit, delta = (as_scalar(v) for v in node.inputs)
+    start, limit, delta = (one_element(v) for v in node.inputs)
     return [T.arange(start, limit, delta, dtype=start.dtype)]
 
 
-def as_scalar(var: Variable) -> Variable:
-    """A one-element tensor as a 0-d one (exporters pass Range 1-d bounds; onnxruntime takes them)."""
-    return var if var.ndim == 0 else T.reshape(var, constant(np.zeros(0, np.int64)))
+def one_element(var: Variable, dtype: str | None = None) -> Variable:
+    """A one-element tensor as a 0-d one (of ``dtype`` when given): ONNX calls for scalar trip
+    counts, conditions and Range bounds, exporters pass 1-d ones, and onnxruntime takes them."""
+    if var.ndim:
+        var = T.reshape(var, constant(np.zeros(0, np.int64)))
+    return var if dtype is None else T.cast(var, dtype)
+
+
+def flipped(x: Variable, axis: int) -> Variable:
+    """``x`` reversed along ``axis``."""
+    return x[(slice(None),) * axis + (slice(None, None, -1),)]
 
 
 @converts("EyeLike")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 
 import numpy as np
@@ -11,9 +10,9 @@ import symscan.tensor as T
 from symscan.graph.basic import Variable
 from symscan.onnx.importer.context import NodeCall, converts
 from symscan.onnx.importer.elementwise import as_dtype, scalar
-from symscan.onnx.importer.shape_ops import size_of
+from symscan.onnx.importer.shape_ops import flipped, length, size_of
 from symscan.tensor.math import normalize_axis
-from symscan.tensor.shape import concatenate
+from symscan.tensor.shape import concatenate, make_vector
 
 
 # ---------------------------------------------------------------------------- products
@@ -42,20 +41,48 @@ def convert_gemm(node: NodeCall) -> list[Variable]:
 
 @converts("Einsum")
 def convert_einsum(node: NodeCall) -> list[Variable]:
-    """numpy's einsum by broadcasting: each operand's axes laid out in one order (the output's
-    letters, then the summed ones), multiplied together, summed over the summed letters.
-    Repeated letters in one operand take its diagonal; ``...`` stands for broadcast axes."""
+    """numpy's einsum: repeated letters in one operand take its diagonal, ``...`` stands for
+    broadcast axes; operands are contracted two at a time by one batched matmul (letters of
+    both kept: the batch; summed: the inner axis), then summed and laid out as the output."""
     operands = [v for v in node.inputs if v is not None]
     terms, output = parse_einsum(node, node.attr("equation").replace(" ", ""), [v.ndim for v in operands])
-    laid_out = []
-    letters = list(output) + sorted({c for t in terms for c in t} - set(output))
-    for x, term in zip(operands, terms):
-        x, term = _diagonals(x, term)
-        laid_out.append(T.dimshuffle(x, [term.index(c) if c in term else "x" for c in letters]))
-    product = functools.reduce(T.mul, laid_out)
-    summed = tuple(range(len(output), len(letters)))
-    result = T.sum(product, axis=summed) if summed else product
-    return [as_dtype(result, operands[0].dtype)]
+    pairs = [_diagonals(x, term) for x, term in zip(operands, terms)]
+    x, term = pairs[0]
+    for position, (y, y_term) in enumerate(pairs[1:], start=1):
+        later = set(output) | {c for _, t in pairs[position + 1:] for c in t}
+        x, term = _contracted(x, term, y, y_term, later)
+    x, term = _summed_out(x, term, set(output))
+    return [as_dtype(T.transpose(x, [term.index(c) for c in output]) if output else x, operands[0].dtype)]
+
+
+def _summed_out(x: Variable, term: str, kept: set[str]) -> tuple[Variable, str]:
+    """``x`` summed over the letters not in ``kept``."""
+    axes = [i for i, c in enumerate(term) if c not in kept]
+    if not axes:
+        return x, term
+    return T.sum(x, axis=axes), "".join(c for c in term if c in kept)
+
+
+def _contracted(x: Variable, tx: str, y: Variable, ty: str, kept: set[str]) -> tuple[Variable, str]:
+    """The product of two operands summed over their shared letters no one later needs."""
+    x, tx = _summed_out(x, tx, kept | set(ty))
+    y, ty = _summed_out(y, ty, kept | set(tx))
+    batch = [c for c in tx if c in ty and c in kept]
+    inner = [c for c in tx if c in ty and c not in kept]
+    left, right = [c for c in tx if c not in ty], [c for c in ty if c not in tx]
+    x = T.transpose(x, [tx.index(c) for c in batch + left + inner])
+    y = T.transpose(y, [ty.index(c) for c in batch + inner + right])
+    nb = len(batch)
+    x_lengths = [length(x, a) for a in range(nb)]
+    y_lengths = [length(y, a) for a in range(nb)]
+    x3 = T.reshape(x, make_vector(x_lengths + [size_of(x, range(nb, nb + len(left))),
+                                               size_of(x, range(nb + len(left), x.ndim))], dtype="int64"))
+    y3 = T.reshape(y, make_vector(y_lengths + [size_of(y, range(nb, nb + len(inner))),
+                                               size_of(y, range(nb + len(inner), y.ndim))], dtype="int64"))
+    product = T.matmul(x3, y3)  # batch axes broadcast as einsum's do
+    lengths = [T.shape(product)[a] for a in range(nb)] + [length(x, a) for a in range(nb, nb + len(left))]
+    lengths += [length(y, a) for a in range(nb + len(inner), y.ndim)]
+    return T.reshape(product, make_vector(lengths, dtype="int64")), "".join(batch + left + right)
 
 
 def parse_einsum(node: NodeCall, equation: str, ndims: list[int]) -> tuple[list[str], str]:
@@ -194,7 +221,7 @@ def convert_arg_reduce(node: NodeCall) -> list[Variable]:
     if not node.attr("select_last_index", 0):
         return [fn(x, axis=axis, keepdims=keepdims)]
     # the last extreme: the first one in the reversed axis, counted from the end
-    reversed_x = x[(slice(None),) * axis + (slice(None, None, -1),)]
+    reversed_x = flipped(x, axis)
     last = T.shape(x)[axis] - 1
     return [last - fn(reversed_x, axis=axis, keepdims=keepdims)]
 
@@ -203,16 +230,14 @@ def convert_arg_reduce(node: NodeCall) -> list[Variable]:
 def convert_cumsum(node: NodeCall) -> list[Variable]:
     x = node.inputs[0]
     axis = normalize_axis(int(node.static(1, "axis")), x.ndim, x, "CumSum")[0]
-    flip = (slice(None),) * axis + (slice(None, None, -1),)
-    source = x[flip] if node.attr("reverse", 0) else x
-    result = T.cumsum(source, axis=axis)
-    if node.attr("exclusive", 0):  # shifted by one: zero first, the last sum dropped
+    reverse = node.attr("reverse", 0)
+    result = T.cumsum(flipped(x, axis) if reverse else x, axis=axis)
+    if node.attr("exclusive", 0):  # shifted by one: a zero first, as many sums as elements
         shape = [1 if a == axis else T.shape(x)[a] for a in range(x.ndim)]
         head = T.alloc(scalar(0, result), *shape)
-        result = concatenate([head, result[(slice(None),) * axis + (slice(None, -1),)]], axis=axis)
-    if node.attr("reverse", 0):
-        result = result[flip]
-    return [as_dtype(result, x.dtype)]
+        shifted = concatenate([head, result], axis=axis)
+        result = shifted[(slice(None),) * axis + (slice(None, T.shape(x)[axis]),)]
+    return [as_dtype(flipped(result, axis) if reverse else result, x.dtype)]
 
 
 # ---------------------------------------------------------------------------- softmax family
