@@ -69,23 +69,24 @@ class Lowering:
             return name
         return self.fresh(name)
 
-    def buffer_steps(self, name: str) -> tuple[str, int] | None:
-        """(the steps, the number of initial rows) of a loop output ``name`` written as its initial
-        rows followed by the steps: ``buffer[rows:]``, what scan returns, is then the steps alone."""
+    def _inherited(self, table: str, key):
+        """``key``'s entry in the ``table`` of this graph or of the nearest enclosing one (a body
+        reads the enclosing graphs' values by name)."""
         context = self
         while context is not None:
-            if name in context.steps_of:
-                return context.steps_of[name]
+            entries = getattr(context, table)
+            if key in entries:
+                return entries[key]
             context = context.parent
         return None
 
+    def buffer_steps(self, name: str) -> tuple[str, int] | None:
+        """(the steps, the number of initial rows) of a loop output ``name`` written as its initial
+        rows followed by the steps: ``buffer[rows:]``, what scan returns, is then the steps alone."""
+        return self._inherited("steps_of", name)
+
     def lookup(self, var: Variable) -> str | None:
-        context = self
-        while context is not None:
-            if var in context.names:
-                return context.names[var]
-            context = context.parent
-        return None
+        return self._inherited("names", var)
 
     def name_of(self, var: Variable) -> str:
         name = self.lookup(var)
