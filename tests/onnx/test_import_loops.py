@@ -12,6 +12,7 @@ import pytest
 from onnx_models import (
     MODEL_OPSETS,
     assert_outputs,
+    check,
     const,
     graph,
     loop_body,
@@ -24,17 +25,6 @@ import symscan as ss
 from symscan.scan.op import Scan
 
 from modes_tested import MODES_TESTED
-
-
-def check(model_proto, mode: str, *value_sets, numpy_loop=None) -> None:
-    """For each list of values: the imported function (compiled once, in ``mode``) gives
-    onnxruntime's outputs, and ``numpy_loop(*values)``'s when given."""
-    f = ss.onnx.import_function(model_proto, mode=mode)
-    for values in value_sets:
-        got = f(*values)
-        assert_outputs(got, run_onnxruntime(model_proto, values), f"mode {mode!r} vs onnxruntime on {values}")
-        if numpy_loop is not None:
-            assert_outputs(got, numpy_loop(*values), f"mode {mode!r} vs the numpy loop on {values}")
 
 
 def scan_count(f) -> int:

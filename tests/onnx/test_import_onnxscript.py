@@ -6,7 +6,7 @@ keeps the input and output names and gives the same results in onnxruntime."""
 
 import numpy as np
 import pytest
-from onnx_models import assert_outputs, op_types, run_onnxruntime
+from onnx_models import assert_outputs, check, op_types, run_onnxruntime
 
 import symscan as ss
 
@@ -102,13 +102,7 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_onnxscript_loop_imports_like_onnxruntime(mode, case):
     fn, value_sets, numpy_loop = CASES[case]
-    model = fn.to_model_proto()
-    f = ss.onnx.import_function(model, mode=mode)
-    for values in value_sets:
-        got = f(*values)
-        assert_outputs(got, run_onnxruntime(model, values), f"{case}: mode {mode!r} vs onnxruntime on {values}")
-        if numpy_loop is not None:
-            assert_outputs(got, numpy_loop(*values), f"{case}: mode {mode!r} vs numpy on {values}")
+    check(fn.to_model_proto(), mode, *value_sets, numpy_loop=numpy_loop, what=f"{case}: ")
 
 
 @pytest.mark.parametrize("case", list(CASES))

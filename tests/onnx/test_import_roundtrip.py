@@ -107,19 +107,13 @@ def static_shapes():
 
 
 def guide_taps_rnn():
-    """The guide's RNN with taps [-4, 0] on u, [-3, -1] on x and -1 on y."""
-    def one_step(u_tm4, u_t, x_tm3, x_tm1, y_tm1, W, W_in_1, W_in_2, W_feedback, W_out):
-        x_t = T.tanh(T.dot(x_tm1, W) + T.dot(u_t, W_in_1) + T.dot(u_tm4, W_in_2) + T.dot(y_tm1, W_feedback))
-        return [x_t, T.dot(x_tm3, W_out)]
-
-    Ws = [T.matrix(name) for name in ("W", "W_in_1", "W_in_2", "W_feedback", "W_out")]
-    u, x0, y0 = T.matrix("u"), T.matrix("x0"), T.vector("y0")
-    (x_vals, y_vals), updates = ss.scan(one_step, sequences=dict(input=u, taps=[-4, 0]),
-                                        outputs_info=[dict(initial=x0, taps=[-3, -1]), y0], non_sequences=Ws)
+    """The guide's RNN with taps [-4, 0] on u, [-3, -1] on x and -1 on y (W5's graph), with
+    inputs, states and outputs of different widths (W5's values are all one width)."""
+    w = workloads.taps_rnn(8, 3)
     r = np.random.default_rng(3)
     values = [r.normal(size=(9, 3)), r.normal(size=(3, 4)), r.normal(size=2), 0.5 * r.normal(size=(4, 4)),
               r.normal(size=(3, 4)), r.normal(size=(3, 4)), r.normal(size=(2, 4)), r.normal(size=(4, 2))]
-    return [u, x0, y0] + Ws, [x_vals, y_vals], updates, [values]
+    return w.inputs, w.outputs, {}, [values]
 
 
 def guide_triangular():

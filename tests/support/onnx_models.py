@@ -74,6 +74,17 @@ def run_onnxruntime(model_proto: onnx.ModelProto, values: Sequence) -> list:
     return session(model_proto).run(None, feeds(model_proto, values))
 
 
+def check(model_proto: onnx.ModelProto, mode: str, *value_sets, numpy_loop=None, what: str = "") -> None:
+    """For each list of values: the imported function (compiled once, in ``mode``) gives
+    onnxruntime's outputs, and ``numpy_loop(*values)``'s when given."""
+    f = ss.onnx.import_function(model_proto, mode=mode)
+    for values in value_sets:
+        got = f(*values)
+        assert_outputs(got, run_onnxruntime(model_proto, values), f"{what}mode {mode!r} vs onnxruntime on {values}")
+        if numpy_loop is not None:
+            assert_outputs(got, numpy_loop(*values), f"{what}mode {mode!r} vs the numpy loop on {values}")
+
+
 def run_symscan(model_proto: onnx.ModelProto, mode: str, values: Sequence, **kwargs) -> list:
     """The model imported and compiled in ``mode`` (``import_function``), called on ``values``."""
     return ss.onnx.import_function(model_proto, mode=mode, **kwargs)(*values)
