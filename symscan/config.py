@@ -15,6 +15,33 @@ class ScanConfig:
         self.allow_gc = False
 
 
+THEANO_WARN_FLAGS = {
+    "ignore_bug_before": "0.9", "argmax_pushdown_bug": False, "gpusum_01_011_0111_bug": False,
+    "sum_sum_bug": False, "sum_div_dimshuffle_bug": False, "subtensor_merge_bug": False,
+    "gpu_set_subtensor1": False, "vm_gc_bug": False, "signal_conv2d_interface": False, "reduce_join": False,
+    "inc_set_subtensor1": False, "round": False, "inc_subtensor1_opt": True, "identify_1pexp_bug": False,
+}
+"""Theano 1.0's ``config.warn`` flags and defaults: warnings about bugs of old Theano versions."""
+
+
+class WarnConfig:
+    """Theano's ``config.warn``: its flags are accepted and kept, so that programs that turn
+    them off at import time run (symscan never had those bugs, so nothing reads them). A name
+    Theano did not have is an AttributeError, reading or setting, so that a typo is not lost."""
+
+    def __init__(self) -> None:
+        for name, default in THEANO_WARN_FLAGS.items():
+            object.__setattr__(self, name, default)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name not in THEANO_WARN_FLAGS:
+            raise AttributeError(f"config.warn has no flag {name!r}; Theano's are: {', '.join(THEANO_WARN_FLAGS)}")
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str):  # only called for names that are not set
+        raise AttributeError(f"config.warn has no flag {name!r}; Theano's are: {', '.join(THEANO_WARN_FLAGS)}")
+
+
 class Config:
     """``floatX`` is the dtype of the untyped constructors (``T.vector``, ``T.scalar``, ...);
     ``mode`` is the default of ``function(mode=None)``, as in Theano.
@@ -28,6 +55,8 @@ class Config:
 
     ``debug_checks`` makes the rewriter re-check graph invariants after each rewrite; the
     test suite turns it on.
+
+    ``scan`` and ``warn`` hold Theano's flags of those sections, for programs that set them.
     """
 
     def __init__(self) -> None:
@@ -37,6 +66,7 @@ class Config:
         self.mode = os.environ.get("SYMSCAN_MODE") or "fast"
         self.numba_after = _seconds_or_none(os.environ.get("SYMSCAN_NUMBA_AFTER", "0.5"))
         self.scan = ScanConfig()
+        self.warn = WarnConfig()
 
     @property
     def floatX(self) -> str:

@@ -165,7 +165,8 @@ def cast(x, dtype) -> Variable:
     return x if x.dtype == normalize_dtype(dtype) else Cast(dtype)(x)
 
 
-_COMPARISONS = frozenset({"eq", "neq", "lt", "le", "gt", "ge"})
+COMPARISONS = frozenset({"eq", "neq", "lt", "le", "gt", "ge"})
+"""The elementwise ops whose result is a comparison's (a variable of these has no truth value)."""
 
 
 def _wide_int_operands(args: tuple, name: str) -> list:
@@ -182,7 +183,7 @@ def _wide_int_operands(args: tuple, name: str) -> list:
             if dtype.kind in "iu" and not np.iinfo(dtype).min <= a <= np.iinfo(dtype).max:
                 if name == "true_div" and builtins.abs(a) < 2**1023:
                     a = constant(float(a))
-                elif name in _COMPARISONS and np.iinfo(np.int64).min <= a <= np.iinfo(np.uint64).max:
+                elif name in COMPARISONS and np.iinfo(np.int64).min <= a <= np.iinfo(np.uint64).max:
                     a = constant(a)  # int64, or uint64 above int64's range
         out.append(a)
     return out
@@ -195,7 +196,7 @@ def _elemwise_function(name: str) -> Callable:
     def apply(*args):
         if len(args) != nin:
             raise TypeError(f"{name} takes {nin} arguments, got {len(args)}")
-        if name in _COMPARISONS or name == "true_div":
+        if name in COMPARISONS or name == "true_div":
             args = _wide_int_operands(args, name)
         return op(*as_operands(args, name))
 

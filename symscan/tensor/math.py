@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from symscan.graph.basic import Apply, Op, Variable, describe
-from symscan.graph.type import TensorType
+from symscan.graph.type import TensorType, normalize_dtype
 from symscan.tensor.basic import as_tensor_variable
+from symscan.tensor.elemwise import cast
 
 
 @functools.cache
@@ -227,11 +228,51 @@ def _reduction(kind: str):
     return reduce
 
 
-sum = _reduction("sum")
-prod = _reduction("prod")
+def _accumulating_reduction(kind: str):
+    def reduce(x, axis=None, dtype=None, keepdims: bool = False, acc_dtype=None) -> Variable:
+        x = as_tensor_variable(x)
+        if isinstance(dtype, bool):  # keepdims passed in dtype's place (numpy's and Theano's order)
+            raise TypeError(f"{kind}: dtype={dtype!r} is not a dtype; the third argument is dtype, as in numpy "
+                            "and Theano: pass keepdims=... by keyword")
+        plain = Reduce(kind, normalize_axis(axis, x.ndim, x, kind), bool(keepdims))
+        if dtype is None and acc_dtype is None:
+            return plain(x)
+        default = plain.make_node(x).outputs[0].dtype
+        out_dtype = default if dtype is None else normalize_dtype(dtype)
+        acc = np.promote_types(default, out_dtype).name if acc_dtype is None else _checked_acc_dtype(kind, x, acc_dtype)
+        # Reducing x cast to the accumulator gives every backend and the gradient for free. An
+        # integer accumulator narrower than numpy's int64 is exact too: the wider sum or product
+        # cast back to it wraps as accumulating in it would (arithmetic modulo 2**bits). A mean
+        # of integers accumulates in float64 whatever acc_dtype says, as numpy's does.
+        total = plain(cast(x, acc))
+        wraps = kind != "mean" and np.dtype(acc).kind in "iu"
+        return cast(cast(total, acc) if wraps else total, out_dtype)
+
+    reduce.__name__ = reduce.__qualname__ = kind
+    reduce.__doc__ = (f"``numpy.{kind}`` over ``axis`` (None: all axes), with Theano's ``dtype`` (of the result) "
+                      "and ``acc_dtype`` (of the accumulator; by default the wider of numpy's result dtype and "
+                      "``dtype``, so that a requested narrow result loses nothing before its final cast).")
+    return reduce
+
+
+def _checked_acc_dtype(kind: str, x: Variable, acc_dtype) -> str:
+    """Theano's rule: the accumulator must hold x's values (any float or complex accumulator
+    does for integers and bools)."""
+    acc = normalize_dtype(acc_dtype)
+    if np.dtype(acc).kind in "fc" and np.dtype(x.dtype).kind in "biu":
+        return acc
+    if np.promote_types(x.dtype, acc).name != acc:
+        raise TypeError(f"{kind}: acc_dtype={acc!r} would lose precision for {describe(x)}; use an acc_dtype at "
+                        f"least as precise as {np.promote_types(x.dtype, acc).name}, leave it out, or pass "
+                        f"dtype={acc!r} to cast the result instead")
+    return acc
+
+
+sum = _accumulating_reduction("sum")
+prod = _accumulating_reduction("prod")
 max = _reduction("max")
 min = _reduction("min")
-mean = _reduction("mean")
+mean = _accumulating_reduction("mean")
 all = _reduction("all")
 any = _reduction("any")
 

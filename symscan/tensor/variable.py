@@ -75,8 +75,17 @@ class _TensorOperators:
     def __invert__(self): return _t().invert(self)
 
     def __bool__(self):
-        raise TypeError(f"the symbolic variable {self!r} has no truth value at graph-build time; "
-                        "use T.switch(cond, a, b) or ss.until(cond) instead of `if`/`while`")
+        """Theano's rule: a variable is truthy (``if not W:`` checks that an argument was given),
+        but a comparison's result is refused, since ``a < b < c`` and ``if x > 0:`` would
+        otherwise silently test that a variable exists."""
+        elemwise = _t().elemwise
+        if self.owner is not None and isinstance(self.owner.op, elemwise.Elemwise) \
+                and self.owner.op.name in elemwise.COMPARISONS:
+            raise TypeError(f"{describe(self)}, a comparison, has no truth value at graph-build time; combine "
+                            "comparisons with T.and_/T.or_ (or & and |), choose values with "
+                            "T.switch(cond, a, b), and end loops with ss.until(cond), instead of "
+                            "`if`/`while`/`and`/`or` or chained comparisons")
+        return True
 
     def __iter__(self):
         """Theano's rule: a vector whose length is known when the graph is built iterates over
@@ -96,9 +105,15 @@ class _TensorOperators:
     def __getitem__(self, index): return _t().subtensor(self, index)
 
     # ---------------------------------------------------------------- numpy-like methods
-    def sum(self, axis=None, keepdims=False): return _t().sum(self, axis=axis, keepdims=keepdims)
-    def prod(self, axis=None, keepdims=False): return _t().prod(self, axis=axis, keepdims=keepdims)
-    def mean(self, axis=None, keepdims=False): return _t().mean(self, axis=axis, keepdims=keepdims)
+    def sum(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+        return _t().sum(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+
+    def prod(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+        return _t().prod(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+
+    def mean(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+        return _t().mean(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+
     def max(self, axis=None, keepdims=False): return _t().max(self, axis=axis, keepdims=keepdims)
     def min(self, axis=None, keepdims=False): return _t().min(self, axis=axis, keepdims=keepdims)
     def all(self, axis=None, keepdims=False): return _t().all(self, axis=axis, keepdims=keepdims)

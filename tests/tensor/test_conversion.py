@@ -451,21 +451,16 @@ def test_eval():
         both_modes.evaluate(out, {y: 1.0})  # x is missing
 
 
-# ---------------------------------------------------------------------------- no truth value, no iteration
-@pytest.mark.parametrize("make", [lambda: T.dvector("x"), lambda: T.dscalar("s"), lambda: T.dvector("x") > 0,
-                                  lambda: T.constant([1.0, 2.0]), lambda: T.constant(True)],
-                         ids=["vector", "scalar", "comparison", "constant", "bool-constant"])
-def test_no_truth_value_iteration_or_length(make):
-    """No truth value, no len(); iteration only for vectors whose length is known when the
-    graph is built (Theano's rule, so that ``n, d = X.shape`` works): the constant vector."""
+# ---------------------------------------------------------------------------- truth value, no iteration
+@pytest.mark.parametrize("make", [lambda: T.dvector("x"), lambda: T.dscalar("s"), lambda: T.constant([1.0, 2.0]),
+                                  lambda: T.constant(False), lambda: T.dvector("x").sum()],
+                         ids=["vector", "scalar", "constant", "false-constant", "computed"])
+def test_variables_are_truthy_but_have_no_length(make):
+    """Theano's rule: every variable is truthy (``if not W:`` tests that an argument was
+    given, whatever its value), no len(); iteration only for vectors whose length is known when
+    the graph is built (so that ``n, d = X.shape`` works): the constant vector."""
     x = make()
-    with pytest.raises(TypeError):
-        bool(x)
-    with pytest.raises(TypeError):
-        if x:
-            pass
-    with pytest.raises(TypeError):
-        _ = x and True
+    assert bool(x) is True and (x or None) is x and not (not x)
     with pytest.raises(TypeError):
         len(x)
     if x.ndim == 1 and x.type.shape[0] is not None:
@@ -480,9 +475,30 @@ def test_no_truth_value_iteration_or_length(make):
             pass
 
 
-def test_no_truth_value_message_suggests_switch():
-    with pytest.raises(TypeError, match="switch"):
-        bool(T.dscalar("s") > 0)
+@pytest.mark.parametrize("make", [lambda x: x > 0, lambda x: x <= 0, lambda x: T.eq(x, 0), lambda x: T.neq(x, 0),
+                                  lambda x: T.lt(x, 1), lambda x: T.ge(x, 1)],
+                         ids=["gt", "le", "eq", "neq", "lt", "ge"])
+def test_comparisons_have_no_truth_value(make):
+    c = make(T.dscalar("s"))
+    with pytest.raises(TypeError, match="T.and_.*T.switch"):
+        bool(c)
+    with pytest.raises(TypeError):
+        if c:
+            pass
+    with pytest.raises(TypeError):
+        _ = c and True
+
+
+def test_chained_comparison_refused():
+    x = T.dscalar("x")
+    with pytest.raises(TypeError, match="comparison"):
+        _ = 0 < x < 1  # Python evaluates (0 < x) and (x < 1)
+
+
+def test_combined_comparisons_are_variables_again():
+    """Only a comparison's own result is refused (Theano's rule): ``&`` of two is a variable."""
+    x = T.dscalar("x")
+    assert bool((x > 0) & (x < 1))
 
 
 def test_modes_agree_on_operator_graph(mode):

@@ -7,7 +7,7 @@ Theano loop code ports by changing its imports::
 """
 
 from symscan import Lop, Rop, clone, config, grad, shared
-from symscan.compat.theano import compile, gradient, printing, scan_module, tensor, tests
+from symscan.compat.theano import compile, gradient, printing, sandbox, scalar, scan_module, tensor, tests
 from symscan.compat.theano.compile import function
 from symscan.compat.theano.scan_module import scan_checkpoints
 from symscan.printing import dprint as debugprint
@@ -15,5 +15,5 @@ from symscan.scan import foldl, foldr, map, reduce, scan
 from symscan.tensor import dot
 
 __all__ = ["Lop", "Rop", "clone", "compile", "config", "debugprint", "dot", "foldl", "foldr", "function", "grad",
-           "gradient", "map", "printing", "reduce", "scan", "scan_checkpoints", "scan_module", "shared",
-           "tensor", "tests"]
+           "gradient", "map", "printing", "reduce", "sandbox", "scalar", "scan", "scan_checkpoints", "scan_module",
+           "shared", "tensor", "tests"]
