@@ -1,8 +1,9 @@
 """``function()``: turn symbolic inputs/outputs/updates into a callable.
 
 Building: check the arguments, substitute ``givens``, copy the graph into a FunctionGraph,
-run the mode's rewrites, hand the graph to the mode's backend. Calling: check the inputs,
-evaluate, and only when everything succeeded write the updates to the shared variables.
+run the mode's rewrites, hand the graph to the mode's backend. Calling: bind keyword values and
+defaults (``In``) when there are any, check the inputs, evaluate, and only when everything
+succeeded write the updates to the shared variables.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import rewrites as rewriter
 from symscan.backends.fast import FastEvaluator
 from symscan.backends.reference import ReferenceEvaluator
 from symscan.backends.tiered import TieredEvaluator, worth_tiering
+from symscan.compile.io import In
 from symscan.compile.modes import get_mode
 from symscan.gradient.verify import set_function_builder
 from symscan.graph.basic import Constant, SharedVariable, Variable, describe, png_of, set_eval_compiler
@@ -42,22 +44,27 @@ def _pairs(mapping, what: str) -> list[tuple]:
     return pairs
 
 
-def _check_inputs(inputs) -> list[Variable]:
-    if isinstance(inputs, Variable):
+def _check_inputs(inputs) -> list[In]:
+    """Each input as an ``In`` (a plain variable has no default), checked to be a root variable."""
+    if isinstance(inputs, (Variable, In)):
         raise TypeError("function inputs must be a list of variables, e.g. function([x], y)")
-    inputs = list(inputs)
-    for position, var in enumerate(inputs):
-        if not isinstance(var, Variable):
-            raise TypeError(f"inputs[{position}] must be a symbolic variable, got {type(var).__name__}")
+    specs = [item if isinstance(item, In) else _plain_input(item, position) for position, item in enumerate(inputs)]
+    for position, var in enumerate(spec.variable for spec in specs):
         if isinstance(var, SharedVariable):
             raise TypeError(f"inputs[{position}] {describe(var)} is a shared variable; shared variables are "
                             "read implicitly, so remove it from the inputs (or use givens=)")
         if isinstance(var, Constant) or var.owner is not None:
             raise TypeError(f"inputs[{position}] {describe(var)} is not a root variable: it is computed from "
                             "other variables; pass the variables it is computed from, or use givens=")
-    if len({id(v) for v in inputs}) != len(inputs):
+    if len({id(spec.variable) for spec in specs}) != len(specs):
         raise ValueError("the same variable appears twice among the inputs")
-    return inputs
+    return specs
+
+
+def _plain_input(var, position: int) -> In:
+    if not isinstance(var, Variable):
+        raise TypeError(f"inputs[{position}] must be a symbolic variable, got {type(var).__name__}")
+    return In(var)
 
 
 def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
@@ -166,20 +173,21 @@ def _check_downcast(allow_input_downcast) -> bool | None:
     return allow_input_downcast
 
 
-def _input_value(var: Variable, value, what: str, allow_downcast: bool | None):
+def _input_value(var: Variable, value, what: str, allow_downcast: bool | None, strict: bool = False):
     """``value`` checked against ``var``'s type, with Theano's ``allow_input_downcast``:
     True casts numbers to the input's dtype whatever is lost; None (the default) accepts safe
     numpy casts and Python numbers that fit once rounded (a float into float32); False also
-    refuses Python numbers that rounding would change."""
+    refuses Python numbers that rounding would change. ``strict`` (``In(strict=True)``) refuses
+    any cast."""
     if allow_downcast is not None and isinstance(var.type, TensorType) and _numeric(value):  # (None: no cost)
         if allow_downcast:
             value = _cast(value, var.type.numpy_dtype)
         elif allow_downcast is False:
             _check_exact(value, var.type, what)
     try:
-        return var.type.filter(value, what=what)
+        return var.type.filter(value, what=what, strict=strict)
     except TypeError as err:
-        if allow_downcast or not _numeric(value):
+        if allow_downcast or strict or not _numeric(value):
             raise
         raise TypeError(f"{err}; or compile the function with allow_input_downcast=True to cast it, "
                         "accepting the loss of precision") from None
@@ -220,7 +228,8 @@ def _check_exact(value, vtype: TensorType, what: str) -> None:
 
 
 class Function:
-    """A compiled function: call it with values for its inputs, in order."""
+    """A compiled function: call it with values for its inputs, in order or by name (an input's
+    name is its variable's, or ``In(var, name=...)``); inputs with a default may be left out."""
 
     def __init__(self, inputs, outputs, updates=None, givens=None, mode=None, rewrites=None,
                  name: str | None = None, allow_input_downcast: bool | None = None,
@@ -229,8 +238,10 @@ class Function:
         self.name = name
         self.mode = get_mode(mode)
         self._default_mode = mode is None  # only the default mode hands loops over to numba
-        self.inputs = _check_inputs(inputs)
+        specs = _check_inputs(inputs)
+        self.inputs = [spec.variable for spec in specs]
         self.allow_input_downcast = _check_downcast(allow_input_downcast)
+        self._bind_inputs(specs)
         self.return_list = isinstance(outputs, (list, tuple))
         outputs = [as_tensor_variable(o) for o in (outputs if self.return_list else [outputs])]
         self.updates = _check_updates(updates)
@@ -293,13 +304,33 @@ class Function:
             lines.append(f"tier: {state}")
         return lines
 
-    def __call__(self, *args):
-        if len(args) != len(self.inputs):
-            names = ", ".join(repr(v.name or f"input {i}") for i, v in enumerate(self.inputs))
-            raise TypeError(f"{self._title()} takes {len(self.inputs)} input(s) ({names}), got {len(args)}")
-        values = [_input_value(var, arg, f"input {i} ({var.name or 'unnamed'!r}) of {self._title()}",
-                               self.allow_input_downcast)
-                  for i, (var, arg) in enumerate(zip(self.inputs, args))]
+    def _bind_inputs(self, specs: list[In]) -> None:
+        """What each call needs per input: its check (``_checks``), its position by keyword
+        (``_positions``) and its default value, checked now as Theano does (``_defaults``)."""
+        self._input_names = [spec.name for spec in specs]
+        self._checks = []
+        for i, spec in enumerate(specs):
+            # an In's own allow_downcast wins; otherwise the function's applies (Theano ignores the
+            # function's flag for In inputs, which only surprises)
+            downcast = self.allow_input_downcast if spec.allow_downcast is None else spec.allow_downcast
+            what = f"input {i} ({spec.name or 'unnamed'!r}) of {self._title()}"
+            self._checks.append((spec.variable, what, downcast, spec.strict))
+        self._defaults = {}
+        for i, spec in enumerate(specs):
+            if not spec.required:
+                var, what, downcast, strict = self._checks[i]
+                value = _input_value(var, spec.value, f"the default value of {what}", downcast, strict)
+                self._defaults[i] = var.type.copy_value(value)  # later changes to the caller's array stay out
+        self._positions: dict[str, tuple[int, ...]] = {}  # more than one position: ambiguous
+        for i, name in enumerate(self._input_names):
+            if name is not None:
+                self._positions[name] = self._positions.get(name, ()) + (i,)
+
+    def __call__(self, *args, **kwargs):
+        if kwargs or len(args) != len(self._checks):
+            args = self._bind(args, kwargs)
+        values = [_input_value(var, arg, what, downcast, strict)
+                  for (var, what, downcast, strict), arg in zip(self._checks, args)]
         shared_values = {s: s.get_value(borrow=True) for s in self._shared}
         results = self._evaluate(values, shared_values)
         n_out = len(self.outputs)
@@ -313,11 +344,45 @@ class Function:
         outs = _unaliased(results[:n_out], values + list(shared_values.values()) + new_states)
         return OutputList(outs) if self.return_list else outs[0]
 
+    def _bind(self, args: tuple, kwargs: dict) -> list:
+        """The value of each input from positional values, keywords (input names) and defaults."""
+        names = ", ".join(repr(name or f"input {i}") for i, name in enumerate(self._input_names))
+        if len(args) > len(self.inputs):
+            raise TypeError(f"{self._title()} takes {len(self.inputs)} input(s) ({names}), got {len(args)}")
+        bound = list(args) + [_MISSING] * (len(self.inputs) - len(args))
+        for name, value in kwargs.items():
+            positions = self._positions.get(name)
+            if positions is None:
+                raise TypeError(f"{self._title()} has no input named {name!r}; its inputs are ({names}): pass one "
+                                "of those names, or the value by position")
+            if len(positions) > 1:
+                raise TypeError(f"{self._title()}: inputs {' and '.join(map(str, positions))} are all named "
+                                f"{name!r}, so {name}= is ambiguous; pass their values by position, or name them "
+                                "apart with In(var, name=...)")
+            position = positions[0]
+            if bound[position] is not _MISSING:
+                raise TypeError(f"{self._title()} got two values for input {position} ({name!r}): one by position "
+                                f"and one as {name}=...; pass it once")
+            bound[position] = value
+        for i, value in enumerate(bound):
+            if value is _MISSING:
+                if i not in self._defaults:
+                    name = self._input_names[i]
+                    how = f"by position or as {name}=..." if name else "by position"
+                    raise TypeError(f"{self._title()} takes {len(self.inputs)} input(s) ({names}), got "
+                                    f"{len(args) + len(kwargs)}: no value for input {i} ({name or 'unnamed'!r}); "
+                                    f"pass it {how}, or give it a default with In(var, value=...)")
+                bound[i] = self._defaults[i]
+        return bound
+
     def _title(self) -> str:
         return f"function {self.name!r}" if self.name else "the function"
 
     def __repr__(self) -> str:
         return f"<Function {self.name or ''} mode={self.mode.name} {self.inputs} -> {self.outputs}>"
+
+
+_MISSING = object()  # an input not given yet while binding a call's arguments
 
 
 class OutputList(list):

@@ -90,14 +90,15 @@ class SharedVariable(Variable):
     def __init__(self, type, value, name: str | None = None, strict: bool = False):
         super().__init__(type, name=name)
         self.strict = strict
-        self._value = type.filter(value, what=self._what(), strict=strict)
+        # a one-element list, so that aliases (see ``alias``) can hold the same value
+        self._storage = [type.filter(value, what=self._what(), strict=strict)]
 
     def _what(self) -> str:
         return f"shared variable {self.name!r}" if self.name else "shared variable"
 
     def get_value(self, borrow: bool = False):
         """The current value; a copy unless ``borrow`` is true."""
-        return self._value if borrow else self.type.copy_value(self._value)
+        return self._storage[0] if borrow else self.type.copy_value(self._storage[0])
 
     def set_value(self, value, borrow: bool = False) -> None:
         """Replace the value; it must fit the variable's type (no lossy cast).
@@ -109,11 +110,22 @@ class SharedVariable(Variable):
         new = self.type.filter(value, what=self._what(), strict=self.strict)
         if not borrow and self.type.may_share_memory(new, value):
             new = self.type.copy_value(new)
-        self._value = new
+        self._storage[0] = new
 
     def clone(self, name: str | None = None) -> SharedVariable:
         """Shared variables keep their identity when graphs are copied."""
         return self
+
+    def alias(self) -> SharedVariable:
+        """Another shared variable (same class, type, name) holding this one's value: setting
+        either sets both. Theano's ``clone(share_inputs=False)`` copies shared variables so (its
+        copies share the container); like Theano's, the alias has no ``default_update``."""
+        new = object.__new__(type(self))
+        Variable.__init__(new, self.type, name=self.name)
+        new.tag = dict(self.tag)
+        new.strict = self.strict
+        new._storage = self._storage
+        return new
 
 
 class Apply:

@@ -121,3 +121,100 @@ def test_bad_arguments_are_named():
         ss.clone(out, replace={"x": y})
     with pytest.raises(TypeError, match="the replacement of 'x'"):
         ss.clone(out, replace={x: ["a", "b"]})
+
+
+# ---------------------------------------------------------------------------- theano.clone(share_inputs=False)
+def _roots(outputs):
+    return ss.graph.graph_inputs(outputs if isinstance(outputs, list) else [outputs])
+
+
+def _by_name(outputs, name):
+    (found,) = [v for v in _roots(outputs) if v.name == name]
+    return found
+
+
+def test_theano_share_inputs_false_copies_every_root_shared_and_constants_included():
+    x, y, s, out = _graph()
+    copy = theano.clone(out, share_inputs=False)
+    old, new = _roots(out), _roots(copy)
+    assert len(new) == len(old) and not set(old) & set(new)
+    s_copy = _by_name(copy, "s")
+    assert type(s_copy) is type(s) and s_copy.type == s.type
+    assert any(isinstance(v, ss.graph.Constant) for v in new)  # 2.0, copied with its value
+
+
+def test_a_copied_shared_variable_shares_the_storage(mode):
+    """Theano's copies share the shared variable's container: setting either sets both, and a
+    function of the copy reads the original's current value (and may update it)."""
+    x, y, s, out = _graph()
+    copy = theano.clone(out, share_inputs=False)
+    x2, y2, s2 = (_by_name(copy, name) for name in ("x", "y", "s"))
+    f = theano.function([x2, y2], copy, mode=mode, updates={s2: s2 * 10.0})
+    values = (np.array([0.0, 1.0]), np.array([3.0, 4.0]))
+    np.testing.assert_allclose(f(*values), np.exp(values[0]) * 2.0 + values[1] * [1.0, -1.0], rtol=1e-15)
+    np.testing.assert_array_equal(s.get_value(), [10.0, -10.0])  # the update through the copy
+    s.set_value(np.array([0.0, 0.0]))
+    np.testing.assert_array_equal(s2.get_value(), [0.0, 0.0])
+    np.testing.assert_allclose(f(*values), np.exp(values[0]) * 2.0, rtol=1e-15)
+
+
+def test_a_copied_random_generator_has_no_default_update_as_in_theano(mode):
+    stream = T.shared_randomstreams.RandomStreams(3)
+    draw = stream.uniform(size=(2,))
+    copy = theano.clone(draw, share_inputs=False)
+    (rng_copy,) = [v for v in _roots(copy) if isinstance(v, ss.graph.SharedVariable)]
+    assert getattr(rng_copy, "default_update", None) is None
+    f = theano.function([], copy, mode=mode)
+    np.testing.assert_array_equal(f(), f())  # the same state each call: nothing advances it
+
+
+def test_replacement_graphs_are_copied_too(mode):
+    x, y, s, out = _graph()
+    z = T.vector("z")
+    offset = theano.shared(np.array([1.0, 1.0]), name="offset")
+    copy = theano.clone(out, replace={x: z * 3.0 + offset}, share_inputs=False)
+    roots = _roots(copy)
+    assert z not in roots and offset not in roots and x not in roots
+    assert {v.name for v in roots if v.name} == {"z", "offset", "y", "s"}
+    z2, y2 = _by_name(copy, "z"), _by_name(copy, "y")
+    got = both_modes.run([z2, y2], copy, np.array([0.5, -1.0]), np.array([2.0, 2.0]))
+    np.testing.assert_allclose(got, np.exp([2.5, -2.0]) * 2.0 + np.array([2.0, -2.0]), rtol=1e-15)
+
+
+def test_a_root_shared_by_the_outputs_and_a_replacement_is_copied_once():
+    x, y, s, out = _graph()
+    copy = theano.clone(out, replace={x: y * 2.0}, share_inputs=False)
+    assert [v.name for v in _roots(copy)].count("y") == 1
+
+
+def test_theano_share_inputs_true_and_ss_clone_keep_shared_variables():
+    x, y, s, out = _graph()
+    assert s in _roots(theano.clone(out)) and x in _roots(theano.clone(out))
+    assert s in _roots(ss.clone(out, share_inputs=False))
+
+
+def test_copy_inputs_is_the_deprecated_name_of_share_inputs():
+    x, y, s, out = _graph()
+    with pytest.warns(DeprecationWarning, match="copy_inputs.*share_inputs"):
+        copy = theano.clone(out, copy_inputs=False)
+    assert s not in _roots(copy) and x not in _roots(copy)
+
+
+def test_tutorial_a_copied_network_follows_the_trained_parameters(mode):
+    """A network copied with share_inputs=False (fresh input, copied parameters) evaluates with
+    the parameters that training the original leaves, since the copies share their storage."""
+    rng = np.random.default_rng(4)
+    data = rng.normal(size=(30, 3))
+    target = data @ np.array([1.0, -2.0, 0.5])
+    x, t, lr = T.dmatrix("x"), T.dvector("t"), T.dscalar("lr")
+    w = theano.shared(np.zeros(3), name="w")
+    cost = T.mean((T.dot(x, w) - t) ** 2)
+    train = theano.function([x, t, theano.In(lr, value=0.1)], cost, mode=mode,
+                            updates={w: w - lr * T.grad(cost, w)})
+    copy = theano.clone(cost, share_inputs=False)
+    evaluate = theano.function([_by_name(copy, "x"), _by_name(copy, "t")], copy, mode=mode)
+    costs = [float(train(x=data, t=target)) for _ in range(20)]
+    assert costs[-1] < 0.5 * costs[0]
+    expected = np.mean((data @ w.get_value() - target) ** 2)
+    np.testing.assert_allclose(evaluate(data, target), expected, rtol=1e-12)
+    assert w not in _roots(copy)

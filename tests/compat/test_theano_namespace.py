@@ -8,7 +8,9 @@ import pytest
 
 import symscan as ss
 import symscan.compat.theano as theano
+import symscan.compat.theano.cloning
 import symscan.compat.theano.tensor as T
+import symscan.compile
 import symscan.tensor
 import symscan.tensor.nnet
 from symscan.compat.theano import tensor as T_from
@@ -24,7 +26,9 @@ THEANO_NAMES = [
     ("foldr", ss.foldr),
     ("function", theano.compile.function),
     ("compile.UnusedInputError", ss.UnusedInputError),
-    ("clone", ss.clone),
+    ("clone", symscan.compat.theano.cloning.clone),  # ss.clone keeps shared roots; Theano's copies them
+    ("In", symscan.compile.In),
+    ("compile.In", symscan.compile.In),
     ("shared", ss.shared),
     ("dot", symscan.tensor.dot),
     ("config", ss.config),

@@ -6,14 +6,16 @@ Theano loop code ports by changing its imports::
     import symscan.compat.theano.tensor as T
 """
 
-from symscan import Lop, Rop, clone, config, grad, shared
+from symscan import Lop, Rop, config, grad, shared
 from symscan.compat.theano import compile, gradient, printing, sandbox, scalar, scan_module, tensor, tests
-from symscan.compat.theano.compile import function
+from symscan.compat.theano.cloning import clone
+from symscan.compat.theano.compile import In, Param, function
 from symscan.compat.theano.scan_module import scan_checkpoints
 from symscan.printing import dprint as debugprint
 from symscan.scan import foldl, foldr, map, reduce, scan
 from symscan.tensor import dot
 
-__all__ = ["Lop", "Rop", "clone", "compile", "config", "debugprint", "dot", "foldl", "foldr", "function", "grad",
-           "gradient", "map", "printing", "reduce", "sandbox", "scalar", "scan", "scan_checkpoints", "scan_module",
+__all__ = ["In", "Lop", "Param", "Rop", "clone", "compile", "config", "debugprint", "dot", "foldl", "foldr",
+           "function", "grad", "gradient", "map", "printing", "reduce", "sandbox", "scalar", "scan",
+           "scan_checkpoints", "scan_module",
            "shared", "tensor", "tests"]
