@@ -53,6 +53,12 @@ class Config:
     numba version is built in the background to take over (None: never; ``$SYMSCAN_NUMBA_AFTER``,
     "off" for None).
 
+    ``numba_private_blas``: mode numba's kernels multiply matrices through a private copy of
+    scipy's OpenBLAS loaded with its AVX-512 kernels, where scipy's own instance chose AVX2 ones
+    (symscan/backends/numba/blas.py). False keeps numba's ``np.dot`` (``$SYMSCAN_PRIVATE_BLAS=0``);
+    a set ``$OPENBLAS_CORETYPE`` keeps it too, whatever this says. Read when a function is
+    compiled; the copy, once loaded, stays loaded in the process.
+
     ``debug_checks`` makes the rewriter re-check graph invariants after each rewrite; the
     test suite turns it on.
 
@@ -65,6 +71,7 @@ class Config:
         # the mode function() uses when none is given (a name or a Mode)
         self.mode = os.environ.get("SYMSCAN_MODE") or "fast"
         self.numba_after = _seconds_or_none(os.environ.get("SYMSCAN_NUMBA_AFTER", "0.5"))
+        self.numba_private_blas = _on(os.environ.get("SYMSCAN_PRIVATE_BLAS", "1"))
         self.scan = ScanConfig()
         self.warn = WarnConfig()
 
@@ -77,6 +84,10 @@ class Config:
         if value not in _FLOAT_DTYPES:
             raise ValueError(f"config.floatX must be one of {_FLOAT_DTYPES}, got {value!r}")
         self._floatX = value
+
+
+def _on(text: str) -> bool:
+    return text.strip().lower() not in ("0", "off", "false", "no")
 
 
 def _seconds_or_none(text: str) -> float | None:

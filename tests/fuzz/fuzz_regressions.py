@@ -133,4 +133,8 @@ REGRESSIONS: list[tuple[str, Program]] = [
              loops=(Loop(outputs=(Out("mit", ("tanh", ("add", ("v", "o0@-9"), ("v", "o0@-1"))), (), F, ("v", "x0"),
                                       (-9, -1)),), n_steps=("const", 12)),),
              reads=(("last", ("loop", 0, 0)),))),
+    ("numba: a 0-d float32 shared value came back from its kernel as float64 (the update was refused)",
+     Program(d=1, inputs=(Input("x0", (6,), "float32"), Input("sh0", (), "float32", kind="shared")),
+             loops=(Loop(sequences=(Seq(("v", "x0"), (-4,)),), updates=(("sh0", ("v", "sh0")),)),),
+             reads=())),
 ]

@@ -10,6 +10,12 @@ kernels; the environment is restored at once and scipy's own instance is untouch
 another process), it runs one thread (the products in a loop are small), and it is checked
 against numpy once per process. Where the CPU has no AVX-512, or OpenBLAS already chose
 AVX-512 kernels, or anything fails, kernels keep numba's ``np.dot``.
+
+The user's settings come first (``refusal``): ``config.numba_private_blas`` off
+(``SYMSCAN_PRIVATE_BLAS=0``), or ``OPENBLAS_CORETYPE`` set, and the copy is neither written
+nor loaded. A coretype someone set (older OpenBLAS builds compute wrong results or crash with
+some kernels on some CPUs) is never overridden, and a copy loaded with that same coretype
+would only repeat scipy's own instance, which reads it too.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import shutil
 import numpy as np
 
 from symscan.backends.numba.cache import cache_dir, load_kernel
+from symscan.config import config
 
 AVX512 = ("avx512f", "avx512dq", "avx512bw", "avx512vl")
 _STATE: dict[str, object] = {}
@@ -48,10 +55,21 @@ def _worth_it(path: str) -> bool:
     return own.scipy_openblas_get_corename().decode().lower() in ("haswell", "zen", "sandybridge")
 
 
+def refusal() -> str | None:
+    """Why the private instance must not be used (the user's settings), or None."""
+    if not config.numba_private_blas:
+        return "config.numba_private_blas is off"
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} is set (never overridden)"
+    return None
+
+
 def register() -> bool:
     """Load the private instance (once per process) and register its gemm symbols."""
     if "ok" in _STATE:
         return bool(_STATE["ok"])
+    if refusal() is not None:  # decided again at the next call: the user may change the setting
+        return False
     _STATE["ok"] = False
     path = _scipy_openblas()
     if path is None or not _worth_it(path):
@@ -131,6 +149,8 @@ def matmul(a, b):
 def matmul_helper(dtype: str, into: bool = False):
     """The compiled ``matmul`` (or ``matmul_into``) of 2-d float arrays through the private
     instance, or None (kernels then use np.dot)."""
+    if refusal() is not None:
+        return None
     key = f"checked {dtype}"
     if key not in _STATE:
         _STATE[key] = _checked(dtype) if dtype in ("float32", "float64") else False

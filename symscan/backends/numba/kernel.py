@@ -19,7 +19,8 @@ import numpy as np
 
 from symscan.backends.fast.codegen import Codegen
 from symscan.backends.fast.loops import Chunks, _shape_needs_check
-from symscan.backends.numba.ops import NUMBA_EMITTERS, NotCompilable, refuse
+from symscan.backends.numba.ops import NUMBA_EMITTERS, NotCompilable, as_dtype, refuse
+from symscan.graph.basic import describe
 from symscan.graph.type import TensorType
 from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.random import GeneratorType
@@ -108,17 +109,21 @@ class KernelCodegen(Codegen):
 
 
 def check_loop_values(loop) -> None:
-    """What a kernel can carry: tensors, and random generators drawn from in place, which is
-    what the body's functional draws (each from a copy) compute only when every generator
-    state is read once."""
+    """What a kernel can carry: tensors (no float16 scalars), and random generators drawn from
+    in place, which is what the body's functional draws (each from a copy) compute only when
+    every generator state is read once."""
     args = loop.args
     if any(not hasattr(e.outer.type, "dtype") for e in args.non_seqs):
         raise NotCompilable("a random generator as a non-sequence (each step draws from its same state)")
     if any(not isinstance(e.outer.type, (TensorType, GeneratorType)) for e in args.shared):
         raise NotCompilable("a shared value that is neither a tensor nor a random generator")
-    for var, clients in loop.node.op.inner.clients.items():
+    inner = loop.node.op.inner
+    for var, clients in inner.clients.items():
         if isinstance(var.type, GeneratorType) and len(clients) > 1:
             raise NotCompilable("a random generator state read twice in one step")
+    for var in inner.inputs + inner.outputs:
+        if getattr(var.type, "ndim", None) == 0 and var.type.dtype == "float16":
+            raise NotCompilable(f"a float16 scalar, {describe(var)}: numba has no float16 scalars")
 
 
 def scalar_literal(value) -> str:
@@ -147,6 +152,7 @@ class LoopKernel:
         self.before: list[str] = []  # outer lines before the call
         self.after: list[str] = []  # outer lines after it
         self.returned: list[tuple[str, str]] = [("steps", steps)]  # (kernel local, outer name)
+        self.scalar_dtypes: dict[str, str] = {}  # outer name -> dtype, for the 0-d values returned
         self.names = {}
         self.views = [(self.gen.param("x", view), inner) for view, inner in views]
         self.windows = [self._state(i, out) for i, out in enumerate(outputs)]
@@ -162,6 +168,8 @@ class LoopKernel:
             self.names[entry.inner_in] = local = self.gen.param("h", value)
             self.shared_locals.append(local)
             self.returned.append((local, name))
+            if isinstance(entry.outer.type, TensorType) and entry.outer.type.ndim == 0:
+                self.scalar_dtypes[name] = entry.outer.type.dtype
         for entry in args.non_seqs:
             outer = loop.outer[entry.outer]
             expr = f"np.asarray({outer})[()]" if entry.outer.type.ndim == 0 else outer
@@ -174,6 +182,8 @@ class LoopKernel:
         state = {"window": [gen.param("w", w) for w in out.window]}
         for local, outer in zip(state["window"], out.window):
             self.returned.append((local, outer))
+            if entry.inner_out.type.ndim == 0:
+                self.scalar_dtypes[outer] = entry.inner_out.type.dtype
         if out.recurrent and not out.window:
             state["taps"] = gen.param("q", f"{out.store}_taps")
             self.returned.append((state["taps"], f"{out.store}_taps"))
@@ -318,6 +328,9 @@ class LoopKernel:
         return "\n".join(head + body + self.body_lines + [f"    return ({returned},)", ""])
 
     def call_lines(self, kernel: str) -> list[str]:
-        """Outer lines: placeholders, the call, the values read back."""
+        """Outer lines: placeholders, the call, the values read back. Numba returns a 0-d value
+        as a Python float, int or complex (numpy would read a float32 back as float64), so each
+        gets its dtype again."""
         targets = ", ".join(outer for _, outer in self.returned)
-        return self.before + [f"{targets}, = {kernel}({', '.join(self.gen.args)})"] + self.after
+        retyped = [f"{outer} = {as_dtype(outer, dtype)}" for outer, dtype in self.scalar_dtypes.items()]
+        return self.before + [f"{targets}, = {kernel}({', '.join(self.gen.args)})"] + retyped + self.after
