@@ -33,6 +33,16 @@ def cache_dir() -> Path:
     return Path(base) / "symscan" / "numba"
 
 
+def writable() -> bool:
+    """Kernels can be kept as files here (else each process compiles them in memory)."""
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK)
+
+
 def _backend_stamp() -> bytes:
     """This backend's code and the versions it compiles with: numba's cache keys a module by its
     own file only, so machine code compiled against an older helper (inlined into a kernel)
