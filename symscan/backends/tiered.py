@@ -11,6 +11,7 @@ loop and gave the fast evaluator's results on those inputs. Nothing changes when
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import threading
 import time
@@ -21,6 +22,7 @@ import numpy as np
 from symscan.backends.fast import FastEvaluator
 from symscan.config import config
 from symscan.scan.op import Scan
+from symscan.tensor.random import generator_states
 
 
 def numba_installed() -> bool:
@@ -47,17 +49,19 @@ class TieredEvaluator(FastEvaluator):
         compiled = self.compiled
         if compiled is not None:
             return compiled(inputs, shared)
+        # the background run starts from the generators' states before this call's draws
+        states = generator_states((shared or {}).values()) if self._thread is None else []
         start = time.perf_counter()
         results = super().__call__(inputs, shared)
         self.spent += time.perf_counter() - start
         if self._thread is None and self.spent >= config.numba_after:
-            self._start(inputs, shared, results)
+            self._start(inputs, shared, results, states)
         return results
 
-    def _start(self, inputs: Sequence, shared: dict | None, results: list) -> None:
+    def _start(self, inputs: Sequence, shared: dict | None, results: list, states: list) -> None:
         copies = [np.array(v, copy=True) for v in inputs]
-        shared_copies = {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v
-                         for k, v in (shared or {}).items()}
+        before = {id(generator): state for generator, state in states}
+        shared_copies = {k: _copy_as_before(v, before) for k, v in (shared or {}).items()}
         self.state = "compiling"
         self._thread = threading.Thread(target=self._compile, args=(copies, shared_copies, results),
                                         name=f"symscan numba: {self.name}", daemon=True)
@@ -88,6 +92,18 @@ class TieredEvaluator(FastEvaluator):
 
     def __getstate__(self) -> dict:
         return {"fgraph": self.fgraph, "name": self.name}
+
+
+def _copy_as_before(value, states: dict):
+    """A value for the background run: arrays copied, generators copied at their state before
+    the call (its draws may have advanced them in place); the live ones stay untouched."""
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True)
+    if id(value) in states:
+        generator = copy.deepcopy(value)
+        generator.bit_generator.state = states[id(value)]
+        return generator
+    return value
 
 
 def _same(got: list, expected: list) -> bool:
