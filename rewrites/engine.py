@@ -108,6 +108,7 @@ def _rewrite_bodies(fgraph: FunctionGraph, rules: list[Rewrite], report: Rewrite
         for copy in copies:
             copy.is_loop_body = True
             copy.n_buffered = getattr(getattr(node.op, "info", None), "n_buffered", 0)
+            copy.loop_node = node  # ScanArgs.from_parts(node.op.info, copy, node.inputs) names its inputs
             _run_phase(copy, rules, report, {}, f"{where}{_loop_name(node.op)} > ")
         if len(report.fired) > fired_before:
             new_node = node.op.with_inner_graphs(copies).make_node(*node.inputs)

@@ -7,6 +7,11 @@
   time, since broadcasting can grow the result).
 - Inside a loop body, the node that computes a recurrent output may write it straight into
   the output's buffer row (``node.tag["into_buffer"] = True``).
+- A random draw may draw from its generator itself rather than from a copy
+  (``node.tag["inplace"] = 0``, Theano's ``random_make_inplace``) when nothing else reads the
+  old state: the draw is its one reader, and the state is a shared stream's that the function
+  updates with the draw's new state (a call that fails puts the state back), or a loop's
+  carried state (a loop copies its generators once, when it starts).
 Marks are annotations: they never change what the reference interpreter computes.
 """
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 from rewrites.registry import register
 from symscan.graph.basic import Constant, SharedVariable
 from symscan.graph.fg import OUTPUT
+from symscan.scan.args import ScanArgs
 from symscan.scan.checks import AfterChecks, CheckRowShape, CheckSequenceLength, CheckStepShape, InitialRows
 from symscan.scan.op import Scan
 from symscan.tensor.assertion import Assert
@@ -22,6 +28,7 @@ from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.math import Dot
+from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Flatten, Reshape, SpecifyShape
 from symscan.tensor.subtensor import IncSubtensor, Subtensor
 
@@ -66,9 +73,32 @@ def mark_inplace(fgraph):
         elif isinstance(node.op, IncSubtensor) and "inplace" not in node.tag and _overwritable(fgraph, node, 0):
             node.tag["inplace"] = 0  # fresh memory (e.g. np.zeros) nothing else reads: no copy of the base
             marked.append((node.outputs[0], node.outputs[0], f"{node.op} writes into its base"))
+        elif isinstance(node.op, RandomVariable) and "inplace" not in node.tag and _owned_generator(fgraph, node):
+            node.tag["inplace"] = 0
+            marked.append((node.outputs[1], node.outputs[1], f"{node.op} draws from its generator in place"))
     if getattr(fgraph, "is_loop_body", False):
         marked += _mark_buffer_writes(fgraph)
     return marked
+
+
+def _owned_generator(fgraph, node) -> bool:
+    """The draw is the one reader of its generator state, a state nobody needs afterwards."""
+    rng = node.inputs[0]
+    if fgraph.clients.get(rng, []) != [(node, 0)]:
+        return False
+    if getattr(fgraph, "is_loop_body", False):
+        return rng in _carried_states(fgraph)
+    position = getattr(fgraph, "update_positions", {}).get(rng)  # set by function(): shared -> output
+    return position is not None and fgraph.outputs[position] is node.outputs[0]
+
+
+def _carried_states(fgraph) -> set:
+    """A loop body's inputs that hold its shared states from one step to the next (not its
+    non-sequences: a generator passed as one draws from the same state at every step)."""
+    loop = getattr(fgraph, "loop_node", None)
+    if loop is None or not isinstance(loop.op, Scan):
+        return set()
+    return {entry.inner_in for entry in ScanArgs.from_parts(loop.op.info, fgraph, list(loop.inputs)).shared}
 
 
 def _mark_buffer_writes(fgraph) -> list:

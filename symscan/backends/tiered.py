@@ -22,6 +22,7 @@ answers. Without a writable cache directory the tier stays fast.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import pickle
 import subprocess
@@ -38,6 +39,7 @@ import numpy as np
 from symscan.backends.fast import FastEvaluator
 from symscan.config import config
 from symscan.scan.op import Scan
+from symscan.tensor.random import generator_states
 
 _ROOT = Path(__file__).resolve().parents[2]  # the folder holding this symscan (and rewrites)
 _CHILD = f"import sys; sys.path.insert(0, {str(_ROOT)!r}); import symscan.backends.tiered as t; t.compile_in_child()"
@@ -70,17 +72,20 @@ class TieredEvaluator(FastEvaluator):
         compiled = self.compiled
         if compiled is not None:
             return compiled(inputs, shared)
+        # the background run starts from the generators' states before this call's draws
+        states = generator_states((shared or {}).values()) if self.state == "fast" else []
         start = time.perf_counter()
         results = super().__call__(inputs, shared)
         self.spent += time.perf_counter() - start
         if self.state == "fast" and self.spent >= config.numba_after:
-            self._start(inputs, shared, results)
+            self._start(inputs, shared, results, states)
         else:
             self._poll()
         return results
 
-    def _start(self, inputs: Sequence, shared: dict | None, results: list) -> None:
-        self._check = ([_copy(v) for v in inputs], {k: _copy(v) for k, v in (shared or {}).items()},
+    def _start(self, inputs: Sequence, shared: dict | None, results: list, states: list) -> None:
+        before = {id(generator): state for generator, state in states}
+        self._check = ([_copy(v) for v in inputs], {k: _copy(v, before) for k, v in (shared or {}).items()},
                        [_copy(v) for v in results])
         self.state = "compiling"
         try:
@@ -191,8 +196,16 @@ def compile_in_child() -> None:
     out.flush()
 
 
-def _copy(value):
-    return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+def _copy(value, generator_states: dict | None = None):
+    """A value for the background compile: arrays copied, generators copied at their state before
+    the call (its draws may have advanced them in place); the live ones stay untouched."""
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True)
+    if generator_states and id(value) in generator_states:
+        generator = copy.deepcopy(value)
+        generator.bit_generator.state = generator_states[id(value)]
+        return generator
+    return value
 
 
 def _same(got: list, expected: list) -> bool:

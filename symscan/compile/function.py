@@ -27,6 +27,7 @@ from symscan.graph.fg import FunctionGraph
 from symscan.graph.traversal import graph_inputs
 from symscan.graph.type import TensorType
 from symscan.tensor.basic import _is_python_scalar, as_tensor_variable, constant
+from symscan.tensor.random import RandomVariable, generator_states, restore_generator_states
 
 
 def _pairs(mapping, what: str) -> list[tuple]:
@@ -255,10 +256,14 @@ class Function:
         _check_unused(self.inputs, targets, on_unused_input, self._title())
         self.fgraph = FunctionGraph(self.inputs, targets, clone=True, name=name)
         self.fgraph.backend = self.mode.backend  # a few rewrites weigh costs by backend (push_out_seq)
+        # the inplace rewrite lets a draw advance its shared generator where the update takes its new state
+        self.fgraph.update_positions = {var: len(outputs) + i for i, (var, _) in enumerate(self.updates)}
         rules = [r for r in rewriter.select(rewrites, self.mode.rewrites) if r.name not in self.mode.excluded]
         self._report = rewriter.rewrite_graph(self.fgraph, rules)
         self._evaluate = self._make_backend()
         self._shared = self.fgraph.shared_variables
+        self._advanced_in_place = [n.inputs[0] for n in self.fgraph.apply_nodes
+                                   if isinstance(n.op, RandomVariable) and n.tag.get("inplace") == 0]
 
     def _make_backend(self):
         if self.mode.backend == "reference":
@@ -332,10 +337,17 @@ class Function:
         values = [_input_value(var, arg, what, downcast, strict)
                   for (var, what, downcast, strict), arg in zip(self._checks, args)]
         shared_values = {s: s.get_value(borrow=True) for s in self._shared}
-        results = self._evaluate(values, shared_values)
-        n_out = len(self.outputs)
-        new_states = [var.type.filter(value, what=f"the update of {describe(var)}")
-                      for (var, _), value in zip(self.updates, results[n_out:])]
+        # a failed call leaves every shared value as it was: the generators draws advanced in
+        # place get their states back (the others are replaced only below, once all succeeded)
+        saved = generator_states(shared_values[s] for s in self._advanced_in_place)
+        try:
+            results = self._evaluate(values, shared_values)
+            n_out = len(self.outputs)
+            new_states = [var.type.filter(value, what=f"the update of {describe(var)}")
+                          for (var, _), value in zip(self.updates, results[n_out:])]
+        except BaseException:
+            restore_generator_states(saved)
+            raise
         updated = {var for var, _ in self.updates}
         kept = [value for var, value in shared_values.items() if var not in updated]
         new_states = _unaliased(new_states, values + kept)

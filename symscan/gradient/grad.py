@@ -3,8 +3,10 @@
 Two passes. Forward: which variables depend on each ``wrt`` (following the ops' connection
 patterns, cut at ``consider_constant``). Backward, over the nodes in reverse order: each
 node whose outputs received a gradient hands them to its op's pullback, and the pullback's
-results are summed per input. Gradients are never integer-typed; an integer output passes
-back nothing (its gradient is zero), so an input reached only through one gets zeros.
+results are summed per input. Gradients are never integer-typed. As in Theano, an op is asked
+for its pullback even when the cost reaches it only through integer outputs: the gradient
+there is zero (``ZERO``), but the op may say it is undefined (a discrete random draw), and
+the ops below it must be asked too.
 """
 
 from __future__ import annotations
@@ -103,6 +105,18 @@ def _check_options(disconnected_inputs: str, return_disconnected: str, null_grad
         raise ValueError(f"grad: null_gradients must be 'raise' or 'return', got {null_gradients!r}")
 
 
+class _Zero:
+    """A gradient term known to be zero: what comes back through integer outputs only, or a
+    pullback's None for an input its connection pattern connects. It adds nothing, but unlike
+    a disconnected term it still reaches the ops below, whose pullbacks are asked (with zeros)."""
+
+    def __repr__(self) -> str:
+        return "ZERO"
+
+
+ZERO = _Zero()
+
+
 def float_dtype(var: Variable) -> str:
     """The dtype of a gradient of ``var``: its own when it is a float (or complex), else floatX."""
     return var.dtype if np.dtype(var.dtype).kind in "fc" else config.floatX
@@ -157,35 +171,61 @@ def _backward(order: list[Apply], seeds: dict, depends: set, constants: set) -> 
     for node in reversed(order):
         if not any(out in depends for out in node.outputs):
             continue
-        cotangents = [_differentiable(out, total(out)) for out in node.outputs]
-        if all(c is None for c in cotangents):
+        arriving = [total(out) for out in node.outputs]
+        if all(g is None for g in arriving):
             continue
         wanted = [var in depends and (var not in constants) for var in node.inputs]
         if not any(wanted):
             continue
-        null = next((c for c in cotangents if is_null(c)), None)
-        if null is not None:  # undefined above: undefined for every input below
-            grads = [null] * len(node.inputs)
-        else:
-            grads = pullback_of(node)(node, cotangents)
-        if len(grads) != len(node.inputs):
-            raise ValueError(f"the pullback of {node.op} returned {len(grads)} gradients for {len(node.inputs)} inputs")
-        for var, g, want in zip(node.inputs, grads, wanted):
-            if want and not is_disconnected(g):
-                terms.setdefault(var, []).append(g if is_null(g) else _as_gradient_of(var, g, node))
+        grads, valued = _ask_pullback(node, arriving)
+        pattern = None
+        for i, (var, g, want) in enumerate(zip(node.inputs, grads, wanted)):
+            if not want:
+                continue
+            if is_disconnected(g):
+                pattern = pattern or connection_pattern(node)
+                if not any(pattern[i]):
+                    continue
+                g = ZERO  # the pullback's None for a connected input: zero, as Theano's ops say
+            if is_null(g) or g is ZERO:
+                terms.setdefault(var, []).append(g)
+            else:
+                terms.setdefault(var, []).append(_as_gradient_of(var, g, node) if valued else ZERO)
     for var in terms:
         total(var)
     return totals
 
 
-def _differentiable(var: Variable, g):
-    """The gradient arriving at ``var`` as its pullback's input: None for integer outputs
-    (their gradient is zero) and where nothing arrived."""
-    if g is None or is_null(g):
+def _ask_pullback(node: Apply, arriving: list) -> tuple[list, bool]:
+    """The node's input gradients, and whether they carry values: only when a float output
+    received a nonzero gradient. Otherwise (integer outputs, zeros) they count only as zero,
+    or undefined (Theano checks that such terms are zero; here they are taken to be)."""
+    null = next((g for g in arriving if is_null(g)), None)
+    if null is not None:  # undefined above: undefined for every input below
+        return [null] * len(node.inputs), True
+    grads = pullback_of(node)(node, [_cotangent(out, g) for out, g in zip(node.outputs, arriving)])
+    if len(grads) != len(node.inputs):
+        raise ValueError(f"the pullback of {node.op} returned {len(grads)} gradients for {len(node.inputs)} inputs")
+    valued = any(g is not None and g is not ZERO and _is_float(out) for out, g in zip(node.outputs, arriving))
+    return grads, valued
+
+
+def _cotangent(var: Variable, g):
+    """The gradient arriving at ``var`` as its pullback's input: in ``var``'s dtype for a
+    float, as it is (a float) for an integer, zeros for ZERO; None where nothing arrived."""
+    if is_null(g):
         return g
-    if np.dtype(var.dtype).kind not in "fc":
+    if g is None or not hasattr(var.type, "dtype"):
         return None
-    return g if g.dtype == var.dtype else cast(g, var.dtype)
+    if g is ZERO:
+        return zeros_like(var, dtype=float_dtype(var))
+    if not _is_float(var) or g.dtype == var.dtype:
+        return g
+    return cast(g, var.dtype)
+
+
+def _is_float(var: Variable) -> bool:
+    return np.dtype(getattr(var.type, "dtype", "int8")).kind in "fc"
 
 
 def _as_gradient_of(var: Variable, g, node: Apply) -> Variable:
@@ -204,6 +244,9 @@ def _sum_terms(var: Variable, values: list):
     nulls = [v for v in values if is_null(v)]
     if nulls:
         return nulls[0]
+    values = [v for v in values if v is not ZERO]
+    if not values:
+        return ZERO
     result = values[0]
     for v in values[1:]:
         result = add(result, v)
@@ -219,7 +262,7 @@ def _result(var: Variable, position: int, g, connected: bool, disconnected_input
                                     f"{g.type.why}; pass null_gradients='return' to get it as a NullType variable")
         return g
     if connected:
-        if g is None:  # reached only through integer outputs: zero
+        if g is None or g is ZERO:  # reached only through integer outputs: zero
             return zeros_like(var, dtype=float_dtype(var))
         return g
     message = (f"grad: the cost does not depend on wrt[{position}] {describe(var)}; pass "
@@ -236,4 +279,4 @@ def _result(var: Variable, position: int, g, connected: bool, disconnected_input
     return disconnected_type()
 
 
-__all__ = ["Lop", "NullType", "float_dtype", "grad"]
+__all__ = ["ZERO", "Lop", "NullType", "float_dtype", "grad"]

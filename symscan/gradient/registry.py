@@ -6,7 +6,11 @@ of the cost w.r.t. ``node.outputs[j]`` (None when no gradient reaches that outpu
 result has one entry per input: a variable, None for an input the outputs do not depend on
 (disconnected, e.g. a shape argument), or ``grad_undefined(...)``. A connection pattern
 (``@connections``) says which inputs each output depends on; by default every input reaches
-every output (a pullback still returns None for an input it treats as disconnected).
+every output (a pullback's None for an input the pattern connects counts as zero).
+
+Pullbacks are asked through integer outputs too (their cotangent is a float, zeros where
+only zeros arrived), as in Theano: ``grad`` takes what they return there as zero unless it
+is undefined, which is how a discrete random draw's undefined gradient is found.
 """
 
 from __future__ import annotations

@@ -40,6 +40,10 @@ class RandomVariable(Op):
     """A draw from ``distribution``: outputs the advanced generator and the sample.
 
     ``perform`` draws from a copy of the input generator, so the input is never mutated.
+    Where the ``inplace`` rewrite marked the node (``node.tag["inplace"] = 0``: nothing else
+    reads the old state, Theano's ``random_make_inplace``), the fast evaluator draws from
+    the input itself (``draw``) and outputs it advanced (copying a Generator takes ~80 us, a
+    small draw ~3 us).
     Inputs: generator, size (an int64 vector, when ``has_size``), then the parameters.
     """
 
@@ -74,6 +78,10 @@ class RandomVariable(Op):
     def perform(self, node, inputs):
         rng, size, *params = inputs
         generator = copy.deepcopy(rng)
+        return [generator, self.draw(generator, size, params)]
+
+    def draw(self, generator: np.random.Generator, size, params: list) -> np.ndarray:
+        """The sample, drawn from ``generator`` itself (which it advances)."""
         size = tuple(int(s) for s in size) if self.has_size else None
         if self.distribution == "choice":
             a, *p = params
@@ -83,10 +91,22 @@ class RandomVariable(Op):
             draw = generator.multinomial(n, _multinomial_pvals(pvals), size=size)
         else:
             draw = getattr(generator, self.distribution)(*params, size=size)
-        return [generator, np.asarray(draw).astype(self.dtype, copy=False)]
+        return np.asarray(draw).astype(self.dtype, copy=False)
 
     def __str__(self) -> str:
         return f"RandomVariable{{{self.distribution}, {self.dtype}}}"
+
+
+def generator_states(values) -> list[tuple[np.random.Generator, dict]]:
+    """Each generator among ``values`` with its state: what ``restore_generator_states``
+    puts back after a call whose draws advanced them in place failed (1.5 us where a copy
+    takes 80)."""
+    return [(v, v.bit_generator.state) for v in values if isinstance(v, np.random.Generator)]
+
+
+def restore_generator_states(saved: list[tuple[np.random.Generator, dict]]) -> None:
+    for generator, state in saved:
+        generator.bit_generator.state = state
 
 
 def _multinomial_pvals(pvals) -> np.ndarray:

@@ -137,6 +137,19 @@ GRAD_REGRESSIONS: list[tuple[str, Program, str | None]] = [
              loops=(Loop(outputs=(Out("mit", ("mul", ("c", 0.5), ("v", "o0@-2")), (), F, ("v", "h"), (-2,)),),
                          n_steps=("const", 2)),),
              reads=(("loop", 0, 0),)), None),
+    # grad now asks every op the cost reaches, through integer outputs too (a discrete random
+    # draw is undefined); a loop with an integer state runs its body's pullback once more
+    # (symscan/gradient/ops/scan.py, _undefined_beyond_the_reverse_loop). Draws are beyond the
+    # fuzzer; this checks that the integer state still gives exact float gradients.
+    ("grad: a float state reads an integer state (a count of positive steps) through a cast",
+     Program(d=1, inputs=(Input("k", (), "int64", value=1), Input("h", ()), Input("w", ())),
+             loops=(Loop(outputs=(Out("sit", ("add", ("v", "o0@-1"),
+                                                 ("cast", ("gt", ("v", "o1@-1"), ("c", 0.0)), "int64")),
+                                      (), "int64", ("v", "k"), (-1,)),
+                                  Out("sit", ("add", ("tanh", ("v", "o1@-1")),
+                                                 ("mul", ("v", "w"), ("cast", ("v", "o0@-1"), F))),
+                                      (), F, ("v", "h"), (-1,))), n_steps=("const", 4)),),
+             reads=(("loop", 0, 1), ("loop", 0, 0)), seed=7), None),
     # ------------------------------------------------------------------ open library bugs (strict xfail)
     ("fast, onnxruntime: gradient of a one-step scan over an int sequence too short for taps [0, 1] returns a value",
      Program(d=1, inputs=(Input("x", (1,), "int64"), Input("h", ())),

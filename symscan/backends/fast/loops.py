@@ -27,6 +27,7 @@ from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.math import ArgReduce, CumOp, Dot, MatMul, Outer, Reduce
+from symscan.tensor.random import GeneratorType
 from symscan.tensor.shape import DimShuffle, Flatten, Join, MakeVector, Shape
 from symscan.tensor.subtensor import IncSubtensor, Subtensor
 
@@ -163,7 +164,10 @@ def write_scan(gen: Codegen, node, ins: list[str], outs: list[str], body) -> Non
         _prepare(loop, out, loop.room)
     shared = [loop.name(f"sh{i}") for i in range(len(args.shared))]
     for name, entry in zip(shared, args.shared):
-        gen.line(f"{name} = {loop.outer[entry.outer]}")
+        if isinstance(entry.outer.type, GeneratorType):  # the loop's own: its draws may advance it in place
+            gen.line(f"{name} = {gen.bind(entry.outer.type.copy_value, 'copy_generator')}({loop.outer[entry.outer]})")
+        else:
+            gen.line(f"{name} = {loop.outer[entry.outer]}")
     gen.line(f"{steps} = {n}")
     body(loop, n, views, outputs, shared, steps)
     results = [_result(loop, out, steps) for out in outputs]

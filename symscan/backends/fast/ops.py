@@ -12,6 +12,7 @@ from symscan.tensor.broadcast import SumToShape, sum_to_shape
 from symscan.tensor.creation import Alloc
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
 from symscan.tensor.math import Dot, Reduce
+from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape, check_specified_shape
 from symscan.tensor.subtensor import ARRAY, INT, NONE, IncSubtensor, Subtensor
 
@@ -257,3 +258,15 @@ def emit_join(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
     dtype = node.outputs[0].dtype
     cast = "" if all(v.dtype == dtype for v in node.inputs) else f".astype(np.{dtype}, copy=False)"
     gen.line(f"{outs[0]} = np.concatenate([{', '.join(ins)}], axis={node.op.axis}){cast}")
+
+
+@emits(RandomVariable)
+def emit_random(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """A draw from the generator itself where the inplace rewrite allowed it (its old state
+    is read by nothing else); else ``perform``, which draws from a copy."""
+    if node.tag.get("inplace") != 0:
+        emit_perform(gen, node, ins, outs)
+        return
+    rng, size, *params = ins
+    gen.line(f"{outs[1]} = {gen.bind(node.op.draw, 'draw')}({rng}, {size}, [{', '.join(params)}])")
+    gen.line(f"{outs[0]} = {rng}")

@@ -29,6 +29,7 @@ from symscan.backends.numba.kernel import LoopKernel
 from symscan.backends.numba.ops import NotCompilable
 from symscan.scan.op import Scan
 from symscan.tensor.math import Dot
+from symscan.tensor.random import generator_states, restore_generator_states
 
 
 @dataclass
@@ -91,15 +92,19 @@ class NumbaEvaluator(FastEvaluator):
     def __call__(self, inputs: Sequence, shared: dict | None = None) -> list:
         if self.fallback_reason is not None:
             return self.fast(inputs, shared)
+        saved = generator_states((shared or {}).values())  # the fast run below draws what this one drew
         try:
             return super().__call__(inputs, shared)
         except KernelCompileError as err:
+            restore_generator_states(saved)
             return self._fall_back(f"numba could not compile a loop: {err}", inputs, shared)
         except NotImplementedError as err:
+            restore_generator_states(saved)
             return self._fall_back(f"a kernel met a case it leaves to mode fast: {err}", inputs, shared)
         except Exception:
             # a kernel's check failed (or numba raised where numpy does not): the fast
             # evaluator gives mode fast's error, with its message, or the result
+            restore_generator_states(saved)
             return self.fast(inputs, shared)
 
     def _fall_back(self, reason: str, inputs: Sequence, shared: dict | None) -> list:

@@ -13,8 +13,6 @@ in chunks up to the room (``loops.Chunks``); between chunks the kernel allocates
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
 from symscan.backends.fast.codegen import Codegen
@@ -161,8 +159,8 @@ class LoopKernel:
         self.indent = self.gen.step_indent = 3 if self.chunks else 2
         self.shared_locals = []
         for entry, name in zip(args.shared, shared):
-            if isinstance(entry.outer.type, GeneratorType):  # drawn from in place: a copy, as perform draws
-                value = f"{loop.gen.bind(copy.deepcopy, 'deepcopy')}({name})"
+            if isinstance(entry.outer.type, GeneratorType):  # drawn from in place: the loop's copy (write_scan)
+                value = name
             else:
                 value = f"np.asarray({name})[()]" if entry.outer.type.ndim == 0 else name  # a numba scalar
             self.names[entry.inner_in] = local = self.gen.param("h", value)

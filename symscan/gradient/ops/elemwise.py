@@ -4,8 +4,9 @@ Each rule of ``ELEMWISE_PULLBACKS`` maps ``(g, out, *inputs)`` to one gradient p
 the output's (broadcast) shape; the pullback then sums each back to its input's shape
 (``sum_to``: numpy broadcasting, transposed). ``ZERO`` marks an input whose gradient is zero
 but which stays connected (rounding, comparisons, bit operations, ``floor_div``), as in Theano.
-Integer inputs of float functions get real gradients (``grad(x_int * 2.5, x_int)`` is 2.5);
-an integer or bool output receives no cotangent from the traversal, so its rule never runs.
+Integer inputs of float functions get real gradients (``grad(x_int * 2.5, x_int)`` is 2.5).
+The rule of an integer or bool output runs too (``grad`` asks every op the cost reaches, so
+that an undefined gradient below is found), but ``grad`` takes what it returns as zero.
 """
 
 from __future__ import annotations
@@ -124,6 +125,6 @@ def elemwise_pullback(node, cotangents):
 @pullback(Cast)
 def cast_pullback(node, cotangents):
     """Back to a float input's dtype; an integer input gets the float gradient as it is (the
-    traversal casts it to floatX). A cast to an integer dtype receives no cotangent."""
+    traversal casts it to floatX). Through a cast to an integer dtype ``grad`` takes it as zero."""
     (g,), (x,) = cotangents, node.inputs
     return [cast(g, x.dtype) if np.dtype(x.dtype).kind in "fc" else g]

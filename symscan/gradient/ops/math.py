@@ -115,7 +115,7 @@ def outer_pullback(node, cotangents):
 @pullback(Reduce)
 def reduce_pullback(node, cotangents):
     (g,), (x,), op = cotangents, node.inputs, node.op
-    if g is None or op.kind in ("all", "any"):  # a bool output: grad never asks
+    if g is None or op.kind in ("all", "any"):  # a bool output: zero
         return [zeros_like(x, dtype=float_dtype(x))]
     axes = tuple(range(x.ndim)) if op.axis is None else op.axis
     g_kept = g if op.keepdims else with_reduced_axes(g, axes, x.ndim)

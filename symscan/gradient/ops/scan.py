@@ -112,17 +112,54 @@ def scan_pullback(node, cotangents):
                          "but backpropagation reads every step; take gradients of the graph as built, before "
                          "compiling or rewriting it")
     entries = args.buffered + args.shared
-    given = {id(e): c for e, c in zip(entries, cotangents) if c is not None and _is_float(e.inner_out)}
+    reached = [e for e, c in zip(entries, cotangents) if c is not None]
+    given = {id(e): c for e, c in zip(entries, cotangents)
+             if c is not None and _is_float(e.inner_out) and not _is_zeros(c)}
+    undefined = _undefined_beyond_the_reverse_loop(node, args, reached, given)
     if not given:
-        return [None] * len(node.inputs)
+        return undefined
     if args.until is not None and not args.buffered:
         why = "an until loop with no outputs besides its shared updates (its step count is not recorded)"
         return [grad_undefined(node.op, i, x, why) for i, x in enumerate(node.inputs)]
-    return _Reverse(node, args, given).gradients()
+    grads = _Reverse(node, args, given).gradients()
+    return [u if u is not None else g for u, g in zip(undefined, grads)]
 
 
 def _is_float(var: Variable) -> bool:
     return getattr(var.type, "dtype", "int")[0] in "fc"
+
+
+def _undefined_beyond_the_reverse_loop(node, args: ScanArgs, reached: list, given: dict) -> list:
+    """The outer gradients (None where defined) that are undefined through what the reverse
+    loop leaves out: integer outputs and states, and outputs whose cotangent is zero.
+
+    The cost reaches them with a zero gradient, but Theano still asks each op there, and a
+    discrete random draw's gradient is undefined. So the body is asked once more, with zero
+    cotangents on those outputs and on every state they read: undefined at a sequence or
+    non-sequence, that input's gradient is; at a state, every input's is (as in the loop)."""
+    undefined = [None] * len(node.inputs)
+    reach_of = reach(args)
+    owners = _state_inputs(args)
+    read = set().union(*(reach_of[id(e)] for e in reached))
+    asked = list({id(e): e for e in reached + [owners[v] for v in read if v in owners]}.values())
+    if all(id(e) in given and _is_float(e.inner_out) for e in asked):
+        return undefined  # the reverse loop asks every op these outputs depend on
+    body = clone_graph(node.op.inner.inputs, node.op.inner.outputs)
+    known = {body[e.inner_out]: zeros_like(body[e.inner_out], dtype=float_dtype(e.inner_out))
+             for e in asked if hasattr(e.inner_out.type, "dtype")}
+    wrt = [body[v] for v in node.op.inner.inputs if _is_differentiable_input(body[v])]
+    grads = grad(None, wrt, known_grads=known, disconnected_inputs="ignore", return_disconnected="None",
+                 null_gradients="return", add_names=False)
+    outer = {body[v]: 1 + i for i, s in enumerate(args.sequences) for v in s.inner}
+    first_non_seq = len(node.inputs) - len(args.non_seqs)
+    outer.update({body[n.inner]: first_non_seq + i for i, n in enumerate(args.non_seqs)})
+    for v, g in zip(wrt, grads):
+        if not is_null(g):
+            continue
+        if v not in outer:  # a state: undefined for every input
+            return [None] + [g] * (len(node.inputs) - 1)
+        undefined[outer[v]] = g
+    return undefined
 
 
 @dataclass
