@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rewrites.registry import register
-from rewrites.shape_sources import all_ones, axis_length, computed_shape, same_shape
+from rewrites.shape_sources import all_ones, computed_shape, same_shape
 from symscan.graph.basic import Constant, Variable
 from symscan.scan.checks import StepCount
 from symscan.tensor.assertion import Assert
@@ -22,7 +22,7 @@ from symscan.tensor.creation import Arange
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.shape import DimShuffle, Shape, dimshuffle, make_vector
-from symscan.tensor.subtensor import ARRAY, INT, Subtensor
+from symscan.tensor.subtensor import ARRAY, INT, Subtensor, axis_length
 
 
 def _is_scalar_constant(var: Variable, value) -> bool:

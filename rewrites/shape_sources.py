@@ -6,13 +6,13 @@ and ``sum_to`` steps that this proves useless (``canonicalize`` removes them).""
 from __future__ import annotations
 
 from symscan.graph.basic import Variable
-from symscan.tensor.basic import constant, static_int
+from symscan.tensor.basic import constant
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Cast, Elemwise, maximum
 from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.math import Dot, MatMul, Outer
-from symscan.tensor.shape import DimShuffle, Shape, shape
-from symscan.tensor.subtensor import INT, Subtensor
+from symscan.tensor.shape import DimShuffle, shape
+from symscan.tensor.subtensor import Subtensor
 
 _SAME_SHAPE_OPS = (Elemwise, Cast, GradientMarker)
 
@@ -106,27 +106,3 @@ def _product_lengths(op, inputs: list, operands: list) -> list | None:
         return None
     return ([la[0]] if a.ndim == 2 else []) + ([lb[1]] if b.ndim == 2 else [])
 
-
-def axis_length(var: Variable) -> tuple[Variable, int] | None:
-    """``(x, axis)`` when ``var`` is the length of ``x`` along ``axis``: ``shape(x)[axis]``, or
-    that length as a 1-element slice of the shape made 0-d (ONNX's Squeeze of Shape(x)[0:1])."""
-    node = var.owner
-    if node is None or var.ndim != 0:
-        return None
-    if isinstance(node.op, DimShuffle) and node.inputs[0].owner is not None:
-        sliced = node.inputs[0].owner
-        if isinstance(sliced.op, Subtensor) and sliced.op.spec == (("slice", True, True, False),):
-            start, stop = (static_int(v) for v in sliced.inputs[1:])
-            source = _shape_of(sliced.inputs[0])
-            if source is not None and start is not None and stop == start + 1 and 0 <= start < source.ndim:
-                return source, start
-        return None
-    if isinstance(node.op, Subtensor) and node.op.spec == (INT,):
-        source, position = _shape_of(node.inputs[0]), static_int(node.inputs[1])
-        if source is not None and position is not None and 0 <= position < source.ndim:
-            return source, position
-    return None
-
-
-def _shape_of(vector: Variable) -> Variable | None:
-    return vector.owner.inputs[0] if vector.owner is not None and isinstance(vector.owner.op, Shape) else None

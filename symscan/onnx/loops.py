@@ -20,10 +20,11 @@ from onnx import helper
 from symscan.onnx.checks import check_initial_rows, check_sequence, title
 from symscan.onnx.context import Lowering, lowers, onnx_type
 from symscan.onnx.tensor_ops import unsqueeze
-from symscan.scan.args import RecurrentEntry, ScanArgs
+from symscan.scan.args import RecurrentEntry, ScanArgs, SequenceEntry
 from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
 from symscan.tensor.elemwise import Elemwise
+from symscan.tensor.subtensor import axis_length
 
 
 def _info(name: str, var, leading: tuple = ()) -> object:
@@ -149,9 +150,8 @@ def _scan_node(ctx: Lowering, args: ScanArgs, outer: dict, n: str, no_step: str 
         names[inner] = ctx.fresh(f"{inner.name or 'state'}_in")
         inputs_info.append(_info(names[inner], inner))
     directions = []
-    whole = args.steps_from_sequences and len(args.sequences) == 1  # (taps [0]: n is its length)
     for seq in args.sequences:
-        if whole:
+        if _steps_are_length_of(args, seq):
             steps = outer[seq.outer]
         else:  # the first n elements, or the last n going backwards
             if args.go_backwards:
@@ -181,6 +181,16 @@ def _scan_node(ctx: Lowering, args: ScanArgs, outer: dict, n: str, no_step: str 
     outs = ctx.op("Scan", [initial for _, initial in states] + scan_inputs, len(state_outs) + len(stacked_outs),
                   hint="scan", body=graph, num_scan_inputs=len(scan_inputs), scan_input_directions=directions)
     return outs[:len(state_outs)], outs[len(state_outs):]
+
+
+def _steps_are_length_of(args: ScanArgs, seq: SequenceEntry) -> bool:
+    """Whether the step count is ``seq``'s length (by the graph's structure or static lengths),
+    so that the Scan reads it whole rather than sliced. Not just because it is the only sequence:
+    n_steps counted from the sequences may count some that rewrites dropped since."""
+    steps = static_int(args.n_steps)
+    if steps is not None:
+        return steps == seq.outer.type.shape[0]
+    return axis_length(args.n_steps) == (seq.outer, 0)
 
 
 def _scan_if_steps(ctx: Lowering, args: ScanArgs, outer: dict, n: str, stacked_entries: list) -> tuple[list, list]:

@@ -27,7 +27,7 @@ from symscan.tensor.basic import (
     static_int,
 )
 from symscan.tensor.elemwise import broadcast_static_shapes
-from symscan.tensor.shape import MakeVector, Shape
+from symscan.tensor.shape import DimShuffle, MakeVector, Shape
 
 INT, NONE, ARRAY, ELLIPSIS = ("int",), ("none",), ("array",), ("ellipsis",)
 
@@ -326,3 +326,29 @@ def set_subtensor(x_index, y) -> Variable:
 def inc_subtensor(x_index, y) -> Variable:
     """A copy of ``x`` with ``x[index] += y``; call as ``inc_subtensor(x[index], y)``."""
     return _inc_or_set(x_index, y, False)
+
+
+# ---------------------------------------------------------------------------- lengths read off shapes
+def axis_length(var: Variable) -> tuple[Variable, int] | None:
+    """``(x, axis)`` when ``var`` is the length of ``x`` along ``axis``: ``shape(x)[axis]``, or
+    that length as a 1-element slice of the shape made 0-d (ONNX's Squeeze of Shape(x)[0:1])."""
+    node = var.owner
+    if node is None or var.ndim != 0:
+        return None
+    if isinstance(node.op, DimShuffle) and node.inputs[0].owner is not None:
+        sliced = node.inputs[0].owner
+        if isinstance(sliced.op, Subtensor) and sliced.op.spec == (("slice", True, True, False),):
+            start, stop = (static_int(v) for v in sliced.inputs[1:])
+            source = _shape_of(sliced.inputs[0])
+            if source is not None and start is not None and stop == start + 1 and 0 <= start < source.ndim:
+                return source, start
+        return None
+    if isinstance(node.op, Subtensor) and node.op.spec == (INT,):
+        source, position = _shape_of(node.inputs[0]), static_int(node.inputs[1])
+        if source is not None and position is not None and 0 <= position < source.ndim:
+            return source, position
+    return None
+
+
+def _shape_of(vector: Variable) -> Variable | None:
+    return vector.owner.inputs[0] if vector.owner is not None and isinstance(vector.owner.op, Shape) else None

@@ -6,8 +6,8 @@ within the comparison's tolerance. Besides random expression trees, step functio
 shapes the vectorize rewrites look for: running sum/product/max/min of a sequence expression,
 ``s * c`` / ``s + c`` with ``c`` loop-invariant, ``x_t = a_t x_(t-1) + b_t``, mit-sot
 ``x_t = c1 x_(t-2) + c2 x_(t-1) + d`` (sometimes ignoring a tap), maps returning a sequence tap,
-an output returned twice. Now and then a sequence or initial value is too short, so that the
-errors are compared too.
+an output returned twice, a sequence fn never reads that sets the step count. Now and then a
+sequence or initial value is too short, so that the errors are compared too.
 """
 
 from __future__ import annotations
@@ -122,15 +122,21 @@ class ProgramGenerator:
         c = self.c
         sibling = c.choice(loops) if loops and c.chance(0.25) else None
         scope = Scope(invariants=self.loop_params())
+        unread = None
         if sibling is None:
             steps = c.choice([3, 2, 1, 4, 5, 0])
             n_steps, backwards = self.n_steps(steps), c.chance(0.25)
             sequences = [self.top_sequence(loops, steps) for _ in range(c.integer(1 if n_steps is None else 0, 3))]
+            if n_steps is None and c.chance(0.2):
+                # fn never reads it and it often allows a step fewer: rewrites drop it, its count stays
+                unread = c.integer(0, len(sequences))
+                sequences.insert(unread, self.top_sequence(loops, max(steps - 1, 0)))
         else:
             n_steps, backwards = sibling.n_steps, sibling.go_backwards
             sequences = [(seq, self.element_type(seq.source, loops)) for seq in sibling.sequences]
         for i, (seq, element) in enumerate(sequences):
-            scope.sequences += [Typed(("v", seq_name(i, tap)), element.shape, element.dtype) for tap in seq.taps]
+            if i != unread:
+                scope.sequences += [Typed(("v", seq_name(i, tap)), element.shape, element.dtype) for tap in seq.taps]
         outputs = self.declare_outputs(loops, scope, nested=False)
         updates = self.shared_updates(scope) if c.chance(0.15) else ()
         self.nests_left = 1 if c.chance(0.3) else 0

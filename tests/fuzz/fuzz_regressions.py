@@ -137,4 +137,17 @@ REGRESSIONS: list[tuple[str, Program]] = [
      Program(d=1, inputs=(Input("x0", (6,), "float32"), Input("sh0", (), "float32", kind="shared")),
              loops=(Loop(sequences=(Seq(("v", "x0"), (-4,)),), updates=(("sh0", ("v", "sh0")),)),),
              reads=())),
+    ("onnxruntime: a sequence at tap 2 that fn does not read (dropped) allowed fewer steps than the one read; "
+     "the Scan read that one whole (2 steps instead of 1)",
+     Program(d=2, inputs=(Input("x0", (3, 2, 2)), Input("x1", (2, 2), static=True), Input("h", (2,))),
+             loops=(Loop(sequences=(Seq(("v", "x0"), (2,)), Seq(("v", "x1"))),
+                         outputs=(Out("sit", ("tanh", ("add", ("v", "o0@-1"), ("v", "s1@0"))), (2,), F, ("v", "h"),
+                                      (-1,)),)),),
+             reads=(("loop", 0, 0),))),
+    ("onnxruntime: a shared update from x0 next to an unread x2 at tap 1 ran len(x0) steps, not len(x2) - 1",
+     Program(d=1, inputs=(Input("x0", (2,), value=(0.6, 0.8)), Input("x2", (2,), value=(-0.8, 0.1)),
+                          Input("sh", (3,), kind="shared", value=(0.0, 0.0, 0.0))),
+             loops=(Loop(sequences=(Seq(("v", "x0")), Seq(("v", "x2"), (1,))),
+                         updates=(("sh", ("add", ("tanh", ("v", "sh")), ("v", "s0@0"))),)),),
+             reads=())),
 ]
