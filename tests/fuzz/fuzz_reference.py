@@ -184,13 +184,27 @@ def initial_histories(loop: Loop, env: dict, loop_outputs, needed: set | None, n
     return histories
 
 
+def _note_second_error(loop: Loop, env: dict, loop_outputs, needed: set | None, notes: list) -> None:
+    """A loop whose step count fails may have a failing initial value too (``[-1]`` of an empty
+    output): a mode may find that one first, so it goes in the notes."""
+    try:
+        initial_histories(loop, env, loop_outputs, needed, notes)
+    except ExpectedError as err:
+        notes.append(f"{err} in an initial value, beside the step count's error")
+
+
 def run_loop(loop: Loop, env: dict, loop_outputs, nested: bool, needed: set | None = None,
              notes: list | None = None) -> tuple[list, dict]:
     """The loop's outputs (initial taps excluded) and its shared variables' new values;
     ``needed``: the outputs whose past values are read (None: all), see ``initial_histories``."""
+    notes = notes if notes is not None else []
     sequences = [np.asarray(evaluate(s.source, env, loop_outputs)) for s in loop.sequences]
-    steps, backwards = step_count(loop, env, sequences)
-    histories = initial_histories(loop, env, loop_outputs, needed, notes if notes is not None else [])
+    try:
+        steps, backwards = step_count(loop, env, sequences)
+    except ExpectedError:
+        _note_second_error(loop, env, loop_outputs, needed, notes)
+        raise
+    histories = initial_histories(loop, env, loop_outputs, needed, notes)
     shared = {name: env[name] for name, _ in loop.updates}
     rows = [[] for _ in loop.outputs]
     for step in range(steps):
