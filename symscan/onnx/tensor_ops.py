@@ -15,6 +15,7 @@ from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Alloc, Arange, Eye
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
+from symscan.tensor.linalg import Det
 from symscan.tensor.math import ArgReduce, CumOp, Dot, MatMul, Outer, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Flatten, Join, MakeVector, Reshape, Shape
@@ -263,6 +264,20 @@ def _matmul(ctx: Lowering, args: list[str], a_ndim: int, b_ndim: int) -> str:
     if b_ndim != 1 or a_ndim < 2:
         return ctx.op1("MatMul", args)
     return squeeze(ctx, ctx.op1("MatMul", [args[0], unsqueeze(ctx, args[1], [1])]), [-1])
+
+
+@lowers(Det)
+def lower_det(ctx: Lowering, node, ins: list[str]) -> list[str]:
+    """ONNX Det (opset 11) takes (..., M, M), batched as numpy. onnxruntime implements it for
+    float32 only, and computing a float64 det in float32 would silently lose precision, so a
+    float64 det is refused. The other linear algebra ops have no ONNX op: exporting them fails
+    with the op named (no lowering registered)."""
+    (a,) = node.inputs
+    if a.dtype != "float32":
+        raise ExportError(f"det of {describe(a)}: onnxruntime implements ONNX Det for float32 only, and float32 "
+                          "would lose the precision of a float64 det; cast the matrix with .astype('float32') "
+                          "before det, or compute the det outside the exported function")
+    return [ctx.op1("Det", ins)]
 
 
 @lowers(MatMul)

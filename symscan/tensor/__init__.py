@@ -4,7 +4,7 @@ Every op follows numpy: results, dtype promotion (NEP 50 for Python scalars) and
 broadcasting. Shapes and dtypes that cannot work are errors when the graph is built.
 """
 
-from symscan.tensor import nnet, shared_randomstreams, xlogx
+from symscan.tensor import linalg, nnet, shared_randomstreams, xlogx
 from symscan.tensor.basic import NotConstantError, as_tensor_variable, constant, get_scalar_constant_value, tensor
 from symscan.tensor.constructors import *  # noqa: F403  (scalar, vector, fmatrix, drow, itensor3, ...: see __all__)
 from symscan.tensor.creation import alloc, arange, eye, ones, ones_like, zeros, zeros_like

@@ -11,6 +11,7 @@ from symscan.tensor.assertion import Assert, check_conditions
 from symscan.tensor.broadcast import SumToShape, sum_to_shape
 from symscan.tensor.creation import Alloc
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
+from symscan.tensor.linalg import Cholesky, Det, MatrixInverse, SlogDet, Solve
 from symscan.tensor.math import Dot, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape, check_specified_shape
@@ -125,6 +126,26 @@ def emit_dot(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
         gen.line(f"{outs[0]} = np.dot({ins[0]}, {ins[1]})")
     else:
         emit_perform(gen, node, ins, outs)
+
+
+LINALG_CALLS = {MatrixInverse: "np.linalg.inv", Det: "np.linalg.det", SlogDet: "np.linalg.slogdet",
+                Solve: "np.linalg.solve"}
+
+
+@emits(MatrixInverse, Det, SlogDet, Solve)
+def emit_linalg(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """One numpy.linalg call; a singular matrix's LinAlgError gets the node's context from the
+    evaluator. (solve_triangular / cho_solve run their ``perform``: scipy, batched there.)"""
+    gen.line(f"{', '.join(outs)}{',' * (len(outs) > 1)} = {LINALG_CALLS[type(node.op)]}({', '.join(ins)})")
+    scalar_results(gen, node, outs)
+
+
+@emits(Cholesky)
+def emit_cholesky(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    if node.op.lower:
+        gen.line(f"{outs[0]} = np.linalg.cholesky({ins[0]})")
+    else:  # the upper factor reads a's upper triangle: the lower factor of a^T, transposed
+        gen.line(f"{outs[0]} = np.swapaxes(np.linalg.cholesky(np.swapaxes({ins[0]}, -1, -2)), -1, -2)")
 
 
 @emits(Reduce)

@@ -19,6 +19,7 @@ from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Alloc, Arange
 from symscan.tensor.elemwise import Cast, Elemwise
+from symscan.tensor.linalg import Cholesky, Det, MatrixInverse, SlogDet, Solve
 from symscan.tensor.math import Dot, MatMul, Outer, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape
@@ -446,3 +447,26 @@ def emit_step_count(gen, node, ins: list[str], outs: list[str]) -> None:
     failed = [f"{out} < 0"] + [f"{seq}.shape[0] < {out} + {span}" for seq, span in zip(ins[1:], spans)]
     gen.line(f"if {' or '.join(failed)}:")
     gen.line("    raise ValueError('scan: the sequences are shorter than the steps and taps need')")
+
+
+# ---------------------------------------------------------------------------- linear algebra
+@numba_emits(MatrixInverse, Det, SlogDet, Solve, Cholesky)
+def emit_linalg(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's np.linalg takes one 2-d matrix (and a 1-d/2-d right-hand side) of one float dtype;
+    a batch stays in Python. (solve_triangular / cho_solve: scipy, which numba does not compile.)"""
+    a, dtype = node.inputs[0], node.outputs[-1].dtype
+    if a.ndim != 2 or any(v.ndim > 2 or v.dtype != dtype for v in node.inputs):
+        raise NotCompilable(f"{node.op} of {', '.join(str(v.type) for v in node.inputs)}: numba's np.linalg "
+                            "takes one 2-d matrix of the result's float dtype (no batch)")
+    op = node.op
+    if isinstance(op, (Det, SlogDet)):
+        fn = "det" if isinstance(op, Det) else "slogdet"
+        results = [f"_{name}" for name in outs]
+        gen.line(f"{', '.join(results)}{',' * (len(outs) > 1)} = np.linalg.{fn}({ins[0]})")
+        for out, result in zip(outs, results):
+            gen.line(f"{out} = {as_dtype(result, dtype)}")
+    elif isinstance(op, Cholesky) and not op.lower:  # upper factor: from a's upper triangle
+        gen.line(f"{outs[0]} = np.ascontiguousarray(np.linalg.cholesky(np.ascontiguousarray({ins[0]}.T)).T)")
+    else:
+        fn = {MatrixInverse: "inv", Solve: "solve", Cholesky: "cholesky"}[type(op)]
+        gen.line(f"{outs[0]} = np.linalg.{fn}({', '.join(ins)})")

@@ -1,0 +1,145 @@
+"""Pullbacks of the linear algebra ops: the standard matrix-calculus results, batched.
+
+Batch axes a right-hand side or a matrix was broadcast along are summed back (``sum_to``). A
+vector right-hand side is a one-column matrix here, so every solve's gradient is one batched
+solve and one batched product. Ops that read one triangle of a matrix (cholesky,
+solve_triangular, cho_solve) get a gradient that is zero in the other triangle, as finite
+differences of the op see it.
+"""
+
+from __future__ import annotations
+
+from symscan.gradient.ops.math import length, swap_last
+from symscan.gradient.registry import connections, pullback
+from symscan.graph.basic import Variable
+from symscan.tensor.broadcast import sum_to
+from symscan.tensor.creation import arange, zeros_like
+from symscan.tensor.elemwise import ge, gt, le, lt, switch
+from symscan.tensor.linalg import (
+    Cholesky,
+    ChoSolve,
+    Det,
+    MatrixInverse,
+    SlogDet,
+    Solve,
+    SolveTriangular,
+    cho_solve,
+    inv,
+    solve,
+    solve_triangular,
+)
+from symscan.tensor.math import matmul
+from symscan.tensor.shape import dimshuffle
+
+
+def as_matrices(v: Variable) -> Variable:
+    """A vector right-hand side (or its solution/cotangent) as a one-column matrix."""
+    return dimshuffle(v, list(range(v.ndim)) + ["x"])
+
+
+def as_vectors(v: Variable) -> Variable:
+    return dimshuffle(v, list(range(v.ndim - 1)))
+
+
+def with_matrix_axes(g: Variable) -> Variable:
+    """A per-matrix value (..., ) broadcast against (..., n, n)."""
+    return dimshuffle(g, list(range(g.ndim)) + ["x", "x"])
+
+
+def triangle(x: Variable, lower: bool, diagonal: bool = True) -> Variable:
+    """``x`` with zeros outside its lower (or upper) triangle; without the diagonal when not
+    ``diagonal``."""
+    n = length(x, -1)
+    rows, cols = dimshuffle(arange(n), [0, "x"]), dimshuffle(arange(n), ["x", 0])
+    keep = {(True, True): ge, (True, False): gt, (False, True): le, (False, False): lt}[(lower, diagonal)]
+    return switch(keep(rows, cols), x, zeros_like(x))
+
+
+def _rhs_gradients(node, gb: Variable, g_a: Variable) -> list[Variable]:
+    """The (a, b) gradients summed back to their own batch shapes; ``gb``/``g_a`` in matrix form."""
+    a, b = node.inputs
+    gb = as_vectors(gb) if b.ndim == 1 else gb
+    return [sum_to(g_a, a), sum_to(gb, b)]
+
+
+# ---------------------------------------------------------------------------- pullbacks
+@pullback(MatrixInverse)
+def inv_pullback(node, cotangents):
+    """d(A^-1) = -A^-1 dA A^-1, so gA = -A^-T G A^-T."""
+    (g,), (x,) = cotangents, node.outputs
+    x_t = swap_last(x)
+    return [-matmul(matmul(x_t, g), x_t)]
+
+
+@pullback(Det)
+def det_pullback(node, cotangents):
+    """Jacobi's formula: d det A = det A tr(A^-1 dA), so gA = g det A A^-T."""
+    (g,), (a,), (d,) = cotangents, node.inputs, node.outputs
+    return [with_matrix_axes(g * d) * swap_last(inv(a))]
+
+
+@pullback(SlogDet)
+def slogdet_pullback(node, cotangents):
+    """d log|det A| = tr(A^-1 dA); the sign is piecewise constant: no gradient through it."""
+    (_, g_log), (a,) = cotangents, node.inputs
+    if g_log is None:
+        return [None]
+    return [with_matrix_axes(g_log) * swap_last(inv(a))]
+
+
+@connections(SlogDet)
+def slogdet_connections(node):
+    return [[False, True]]
+
+
+@pullback(Solve)
+def solve_pullback(node, cotangents):
+    """x = A^-1 b: gb = A^-T G, gA = -gb x^T."""
+    (g,), (a, b), (x,) = cotangents, node.inputs, node.outputs
+    vector = b.ndim == 1
+    g2, x2 = (as_matrices(g), as_matrices(x)) if vector else (g, x)
+    gb = solve(swap_last(a), g2)
+    return _rhs_gradients(node, gb, -matmul(gb, swap_last(x2)))
+
+
+@pullback(SolveTriangular)
+def solve_triangular_pullback(node, cotangents):
+    """As solve's, with the transposed solve of the same triangle; gA keeps only the triangle
+    the op reads (and no diagonal when it is taken as ones)."""
+    (g,), (a, b), (x,), op = cotangents, node.inputs, node.outputs, node.op
+    vector = b.ndim == 1
+    g2, x2 = (as_matrices(g), as_matrices(x)) if vector else (g, x)
+    gb = solve_triangular(a, g2, lower=op.lower, trans=1 - op.trans, unit_diagonal=op.unit_diagonal)
+    g_a = -matmul(gb, swap_last(x2)) if op.trans == 0 else -matmul(x2, swap_last(gb))
+    return _rhs_gradients(node, gb, triangle(g_a, op.lower, diagonal=not op.unit_diagonal))
+
+
+@pullback(ChoSolve)
+def cho_solve_pullback(node, cotangents):
+    """x = (C C^T)^-1 b (C lower; C^T C for upper): gb = cho_solve(C, G), and the gradient of
+    A = C C^T, -gb x^T, taken to C by dA = dC C^T + C dC^T: gC = (gA + gA^T) C (C (gA + gA^T)
+    for an upper C), in C's triangle."""
+    (g,), (c, b), (x,), lower = cotangents, node.inputs, node.outputs, node.op.lower
+    vector = b.ndim == 1
+    g2, x2 = (as_matrices(g), as_matrices(x)) if vector else (g, x)
+    gb = cho_solve((c, lower), g2)
+    g_a = -matmul(gb, swap_last(x2))
+    g_sym = g_a + swap_last(g_a)
+    c = triangle(c, lower)  # the op reads only this triangle of c
+    g_c = matmul(g_sym, c) if lower else matmul(c, g_sym)
+    return _rhs_gradients(node, gb, triangle(g_c, lower))
+
+
+@pullback(Cholesky)
+def cholesky_pullback(node, cotangents):
+    """Murray (2016), as PyTensor: S = L^-T Phi(L^T G) L^-1 with Phi the lower triangle with its
+    diagonal halved; the op reads A's lower triangle, so gA = tril(S + S^T) - diag(S). An upper
+    factor is the lower factor of A^T, transposed."""
+    (g,), (chol,), lower = cotangents, node.outputs, node.op.lower
+    factor, g = (chol, g) if lower else (swap_last(chol), swap_last(g))
+    p = matmul(swap_last(factor), g)
+    phi = triangle(p, lower=True, diagonal=False) + triangle(triangle(p, True), False) * 0.5
+    m = solve_triangular(factor, phi, lower=True, trans=1)  # L^-T Phi
+    s = swap_last(solve_triangular(factor, swap_last(m), lower=True, trans=1))  # (L^-T (L^-T Phi)^T)^T
+    g_a = triangle(s + swap_last(s), lower=True, diagonal=False) + triangle(triangle(s, True), False)
+    return [g_a if lower else swap_last(g_a)]

@@ -1,0 +1,135 @@
+"""Pullbacks of symscan.tensor.linalg: verify_grad on every differentiable op (batched and
+broadcast forms, each triangle option), the closed forms against central differences, and a
+Kalman-like covariance loop differentiated through scan in modes py, fast and numba."""
+
+import numpy as np
+import pytest
+
+import symscan as ss
+import symscan.tensor as T
+from symscan.tensor import linalg
+
+from modes_tested import MODES_TESTED
+
+
+def spd(rng, *batch, n=3):
+    m = rng.normal(size=batch + (n, n))
+    return m @ np.swapaxes(m, -1, -2) + n * np.eye(n)
+
+
+def central_differences(fn, values: list, wrt: int, eps: float = 1e-6) -> np.ndarray:
+    """d fn / d values[wrt] by central differences, element by element."""
+    x = values[wrt]
+    grad = np.zeros_like(x)
+    for index in np.ndindex(*x.shape):
+        shifted = [v.copy() for v in values]
+        shifted[wrt][index] += eps
+        up = fn(*shifted)
+        shifted[wrt][index] -= 2 * eps
+        grad[index] = (up - fn(*shifted)) / (2 * eps)
+    return grad
+
+
+def _grad_cases(rng):
+    a, ab = spd(rng), spd(rng, 2)
+    chol, chol_b = np.linalg.cholesky(a), np.linalg.cholesky(ab)
+    b, v = rng.normal(size=(3, 2)), rng.normal(size=3)
+    return {
+        "inv": (linalg.inv, [ab]),
+        "det": (linalg.det, [ab]),
+        "slogdet logabsdet": (lambda x: linalg.slogdet(x)[1], [-ab]),
+        "solve vector": (linalg.solve, [a, v]),
+        "solve matrix": (linalg.solve, [a, b]),
+        "solve batched a, shared vector b": (linalg.solve, [ab, v]),
+        "solve broadcast batches": (linalg.solve, [ab[:, None], rng.normal(size=(4, 3, 2))]),
+        "cholesky": (linalg.cholesky, [ab]),
+        "cholesky upper": (lambda x: linalg.cholesky(x, lower=False), [a]),
+        "solve_triangular lower": (lambda x, y: linalg.solve_triangular(x, y, lower=True), [a, b]),
+        "solve_triangular upper trans": (lambda x, y: linalg.solve_triangular(x, y, trans=1), [a, v]),
+        "solve_triangular unit diagonal": (
+            lambda x, y: linalg.solve_triangular(x, y, lower=True, unit_diagonal=True), [a, b]),
+        "solve_triangular batched": (lambda x, y: linalg.solve_triangular(x, y, lower=True), [ab, v]),
+        "cho_solve": (lambda c, y: linalg.cho_solve((c, True), y), [chol + np.triu(a, 1), b]),
+        "cho_solve upper batched": (lambda c, y: linalg.cho_solve((c, False), y),
+                                    [np.swapaxes(chol_b, -1, -2), v]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_grad_cases(np.random.default_rng(0))))
+def test_verify_grad(name, rng):
+    """The symbolic gradient agrees with finite differences of the op (a random projection)."""
+    fn, point = _grad_cases(rng)[name]
+    ss.verify_grad(fn, point, rng=rng)
+
+
+def test_closed_forms_against_central_differences(rng):
+    a, b = spd(rng), rng.normal(size=(3, 2))
+    x, y = T.dmatrix("a"), T.dmatrix("b")
+    w = rng.normal(size=(3, 2))
+    cost = (linalg.solve(x, y) * w).sum() + linalg.det(x) + linalg.slogdet(x)[1] + linalg.inv(x).sum()
+    ga, gb = ss.function([x, y], ss.grad(cost, [x, y]))(a, b)
+
+    def numeric(a_, b_):
+        return ((np.linalg.solve(a_, b_) * w).sum() + np.linalg.det(a_) + np.linalg.slogdet(a_)[1]
+                + np.linalg.inv(a_).sum())
+
+    inv_t = np.linalg.inv(a).T
+    gb_closed = np.linalg.solve(a.T, w)
+    ga_closed = (-gb_closed @ np.linalg.solve(a, b).T + np.linalg.det(a) * inv_t + inv_t
+                 - inv_t @ np.ones((3, 3)) @ inv_t)
+    np.testing.assert_allclose(ga, ga_closed, rtol=1e-10)
+    np.testing.assert_allclose(gb, gb_closed, rtol=1e-10)
+    np.testing.assert_allclose(ga, central_differences(numeric, [a, b], 0), rtol=1e-6, atol=1e-7)
+
+
+def test_cholesky_gradient_is_zero_in_the_triangle_it_does_not_read(rng):
+    x = T.dmatrix("a")
+    g = ss.function([x], ss.grad(linalg.cholesky(x).sum(), x))(spd(rng))
+    assert np.all(np.triu(g, 1) == 0) and np.any(np.tril(g) != 0)
+
+
+def test_sign_of_slogdet_has_no_gradient(rng):
+    x = T.dmatrix("a")
+    with pytest.raises(ValueError, match="disconnected|not part"):
+        ss.grad(linalg.slogdet(x)[0].sum(), x)
+
+
+# ---------------------------------------------------------------------------- through a loop
+def _kalman(a, h, q, r, p0, steps=4):
+    """numpy: P = A P A^T + Q; K = P H^T inv(H P H^T + R); P = (I - K H) P; cost sum of K's."""
+    p, cost = p0, 0.0
+    for _ in range(steps):
+        p = a @ p @ a.T + q
+        k = p @ h.T @ np.linalg.inv(h @ p @ h.T + r)
+        p = (np.eye(len(p)) - k @ h) @ p
+        cost += k.sum()
+    return cost
+
+
+def _kalman_graph(steps=4):
+    a, h, q, r, p0 = (T.dmatrix(n) for n in ("A", "H", "Q", "R", "P0"))
+
+    def step(p, a, h, q, r):
+        p = T.dot(T.dot(a, p), a.T) + q
+        k = T.dot(T.dot(p, h.T), linalg.inv(T.dot(T.dot(h, p), h.T) + r))
+        return T.dot(T.eye(3, dtype="float64") - T.dot(k, h), p), k
+
+    (_, ks), _ = ss.scan(step, outputs_info=[p0, None], non_sequences=[a, h, q, r], n_steps=steps)
+    inputs = [a, h, q, r, p0]
+    return inputs, ss.grad(ks.sum(), inputs)
+
+
+def test_kalman_loop_gradient_in_every_mode(rng):
+    values = [np.eye(3) + 0.1 * rng.normal(size=(3, 3)), rng.normal(size=(2, 3)), spd(rng) / 10,
+              spd(rng, n=2) / 5, spd(rng)]
+    inputs, grads = _kalman_graph()
+    functions = {mode: ss.function(inputs, grads, mode=mode) for mode in MODES_TESTED}
+    results = {mode: f(*values) for mode, f in functions.items()}
+    for mode, got in results.items():
+        for g, want in zip(got, results["py"]):
+            np.testing.assert_allclose(g, want, rtol=1e-10, err_msg=mode)
+    for i in (0, 2, 3):  # A, Q, R against central differences of the numpy loop
+        np.testing.assert_allclose(results["py"][i], central_differences(_kalman, values, i), rtol=1e-5, atol=1e-7)
+    if "numba" in MODES_TESTED:
+        report = functions["numba"].backend_report()  # forward and reverse loops are kernels
+        assert report and all(line.endswith(": numba") for line in report), report

@@ -1,0 +1,183 @@
+"""symscan.tensor.linalg against numpy.linalg / scipy.linalg: values in every mode (numba inside
+a loop too), numpy.linalg's batching, dtypes and static shapes, build-time errors, LinAlgError
+naming the op, and ONNX export (Det runs in onnxruntime; the others refuse by name)."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import symscan as ss
+import symscan.tensor as T
+from symscan.tensor import linalg
+
+from modes_tested import MODES_TESTED
+
+
+def spd(rng, *batch, n=3):
+    """Symmetric positive definite (well conditioned) matrices."""
+    m = rng.normal(size=batch + (n, n))
+    return m @ np.swapaxes(m, -1, -2) + n * np.eye(n)
+
+
+def run(inputs, outputs, *values, mode="py"):
+    return ss.function(inputs, outputs, mode=mode)(*values)
+
+
+def assert_close(got, want, what: str = ""):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-10 if want.dtype == np.float64 else 1e-4, atol=1e-12,
+                               err_msg=what)
+
+
+# ---------------------------------------------------------------------------- values
+def _cases(rng):
+    a, ab = spd(rng), spd(rng, 2)
+    lower, upper = np.linalg.cholesky(a), np.linalg.cholesky(a).T
+    b, v, bb = rng.normal(size=(3, 2)), rng.normal(size=3), rng.normal(size=(4, 1, 3, 2))
+    return [
+        ("inv", linalg.inv, np.linalg.inv, [ab]),
+        ("det", linalg.det, np.linalg.det, [ab]),
+        ("slogdet", linalg.slogdet, np.linalg.slogdet, [-ab]),
+        ("solve vector", linalg.solve, np.linalg.solve, [a, v]),
+        ("solve batched vector", linalg.solve, np.linalg.solve, [ab, v]),
+        ("solve broadcast batch", linalg.solve, np.linalg.solve, [ab, bb]),
+        ("cholesky", linalg.cholesky, np.linalg.cholesky, [ab]),
+        ("cholesky upper", lambda x: linalg.cholesky(x, lower=False),
+         lambda x: scipy.linalg.cholesky(x, lower=False), [a + np.tril(a, -1)]),  # reads the upper triangle
+        ("solve_triangular", lambda x, y: linalg.solve_triangular(x, y, lower=True),
+         lambda x, y: scipy.linalg.solve_triangular(x, y, lower=True), [a, b]),
+        ("solve_triangular trans unit", lambda x, y: linalg.solve_triangular(x, y, trans="T", unit_diagonal=True),
+         lambda x, y: scipy.linalg.solve_triangular(x, y, trans="T", unit_diagonal=True), [a, v]),
+        ("solve_triangular batched", lambda x, y: linalg.solve_triangular(x, y, lower=True),
+         lambda x, y: np.stack([scipy.linalg.solve_triangular(m, y, lower=True) for m in x]), [ab, v]),
+        ("cho_solve", lambda c, y: linalg.cho_solve((c, True), y),
+         lambda c, y: scipy.linalg.cho_solve((c, True), y), [lower, b]),
+        ("cho_solve upper", lambda c, y: linalg.cho_solve((c, False), y),
+         lambda c, y: scipy.linalg.cho_solve((c, False), y), [upper, v]),
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES_TESTED)
+def test_values_match_numpy_and_scipy(mode, rng):
+    for name, op, reference, values in _cases(rng):
+        inputs = [T.tensor("float64", (None,) * np.ndim(x)) for x in values]
+        out = op(*inputs)
+        got = run(inputs, list(out) if isinstance(out, tuple) else out, *values, mode=mode)
+        want = reference(*values)
+        for g, w in zip(got if isinstance(out, tuple) else [got], want if isinstance(out, tuple) else [want]):
+            assert_close(g, w, name)
+
+
+@pytest.mark.parametrize("mode", MODES_TESTED)
+def test_float32_stays_float32_and_mixed_promotes(mode, rng):
+    a32, b64 = spd(rng).astype("float32"), rng.normal(size=3)
+    a, b = T.fmatrix("a"), T.dvector("b")
+    inv, det, x = run([a, b], [linalg.inv(a), linalg.det(a), linalg.solve(a, b)], a32, b64, mode=mode)
+    assert_close(inv, np.linalg.inv(a32))
+    assert_close(det, np.linalg.det(a32))
+    assert_close(x, np.linalg.solve(a32, b64))
+
+
+def test_static_shapes():
+    a, b = T.tensor("float64", (5, 1, 3, 3)), T.tensor("float64", (4, 3, 2))
+    assert linalg.inv(a).type.shape == (5, 1, 3, 3)
+    assert linalg.det(a).type.shape == (5, 1)
+    assert [v.type.shape for v in linalg.slogdet(a)] == [(5, 1), (5, 1)]
+    assert linalg.solve(a, b).type.shape == (5, 4, 3, 2)
+    assert linalg.solve(a, T.tensor("float64", (3,))).type.shape == (5, 1, 3)
+    assert linalg.solve_triangular(T.dmatrix(), T.tensor("float64", (None, 7))).type.shape == (None, 7)
+    assert linalg.cholesky(T.tensor("float32", (2, 2))).dtype == "float32"
+
+
+def test_reachable_from_the_tensor_namespace():
+    assert T.linalg.solve is linalg.solve and T.linalg.cho_solve is linalg.cho_solve
+
+
+# ---------------------------------------------------------------------------- errors
+@pytest.mark.parametrize("build, match", [
+    (lambda: linalg.inv(T.dvector("v")), r"inv: a must be a matrix .* got 1-d .*'v'"),
+    (lambda: linalg.det(T.imatrix("m")), r"det: a must be float32 or float64, got .*int32.*astype\('float64'\)"),
+    (lambda: linalg.cholesky(T.tensor("float64", (2, 3), name="r")), r"cholesky: a must be square .*\(2, 3\)"),
+    (lambda: linalg.solve(T.tensor("float64", (3, 3)), T.tensor("float64", (4,))),
+     r"solve: b has 4 rows but a is 3x3"),
+    (lambda: linalg.solve(T.tensor("float64", (2, 3, 3)), T.tensor("float64", (5, 3, 1))),
+     r"solve: the batch shapes .* do not broadcast \(2 vs 5\)"),
+    (lambda: linalg.solve(T.dmatrix(), T.dscalar("s")), r"solve: b must be at least 1-d"),
+    (lambda: linalg.solve_triangular(T.dmatrix(), T.dvector(), trans=3), r"trans must be 0, 1, 2"),
+    (lambda: linalg.cho_solve(T.dmatrix(), T.dvector()), r"cho_solve: the first argument must be the pair"),
+])
+def test_build_time_errors(build, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        build()
+
+
+@pytest.mark.parametrize("mode", MODES_TESTED)
+@pytest.mark.parametrize("op, value", [
+    (linalg.inv, np.ones((2, 2))),
+    (lambda a: linalg.solve(a, T.ones((2,), dtype="float64")), np.ones((2, 2))),
+    (linalg.cholesky, -np.eye(2)),
+], ids=["inv singular", "solve singular", "cholesky not positive definite"])
+def test_linalg_error_names_the_op(mode, op, value):
+    a = T.dmatrix("a")
+    with pytest.raises(np.linalg.LinAlgError, match=r"(inv|solve|cholesky|MatrixInverse|Solve|Cholesky)\b.*\ba\b"):
+        run([a], op(a), value, mode=mode)
+
+
+def test_linalg_error_inside_a_numba_loop_names_the_op():
+    """The kernel raises; the call is run again in the fast evaluator, whose error names the node."""
+    a = T.dtensor3("a")
+    out, _ = ss.scan(lambda m: linalg.inv(m), sequences=a)
+    with pytest.raises(np.linalg.LinAlgError, match=r"MatrixInverse.*float64"):
+        run([a], out, np.ones((2, 2, 2)), mode="numba")
+
+
+# ---------------------------------------------------------------------------- numba loops
+def test_numba_runs_unbatched_linalg_in_the_kernel(rng):
+    """inv, det, slogdet, solve and cholesky of one float matrix are in numba's np.linalg."""
+    a, b = T.dtensor3("a"), T.dmatrix("b")
+
+    def step(m, v):
+        sign, logdet = linalg.slogdet(m)
+        x = linalg.solve(m, v) + linalg.inv(m).sum() + linalg.det(m) + sign * logdet
+        return x + linalg.cholesky(m).sum() + linalg.cholesky(m, lower=False).sum()
+
+    out, _ = ss.scan(step, sequences=[a, b])
+    values = [spd(rng, 4), rng.normal(size=(4, 3))]
+    f = ss.function([a, b], out, mode="numba")
+    assert all(line.endswith(": numba") for line in f.backend_report()), f.backend_report()
+    np.testing.assert_allclose(f(*values), run([a, b], out, *values), rtol=1e-12)
+
+
+def test_numba_keeps_scipy_ops_in_python_with_the_reason(rng):
+    a, b = T.dtensor3("a"), T.dmatrix("b")
+    out, _ = ss.scan(lambda m, v: linalg.solve_triangular(m, v, lower=True), sequences=[a, b])
+    values = [spd(rng, 4), rng.normal(size=(4, 3))]
+    f = ss.function([a, b], out, mode="numba")
+    assert any("no numba form for SolveTriangular" in line for line in f.backend_report()), f.backend_report()
+    np.testing.assert_allclose(f(*values), run([a, b], out, *values), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------- ONNX
+def test_det_runs_in_onnxruntime(rng):
+    a = T.ftensor3("a")
+    values = spd(rng, 2).astype("float32")
+    f = ss.function([a], [linalg.det(a), linalg.det(a[0])], mode="onnxruntime")
+    batched, single = f(values)
+    assert_close(batched, np.linalg.det(values))
+    assert_close(single, np.linalg.det(values[0]))
+
+
+def test_float64_det_export_is_refused_with_the_fix():
+    """onnxruntime has Det for float32 only; a float32 model for a float64 det would be less precise."""
+    a = T.dmatrix("a")
+    with pytest.raises(ss.onnx.ExportError, match=r"det of .*float64.*float32 only.*astype\('float32'\)"):
+        ss.onnx.export(ss.function([a], linalg.det(a), mode="py"))
+
+
+@pytest.mark.parametrize("op", [linalg.inv, linalg.cholesky, lambda a: linalg.slogdet(a)[1]])
+def test_export_without_an_onnx_op_names_it(op):
+    a = T.dmatrix("a")
+    with pytest.raises(ss.onnx.ExportError, match=r"(MatrixInverse|Cholesky|SlogDet).* has no ONNX lowering"):
+        ss.onnx.export(ss.function([a], op(a), mode="py"))
