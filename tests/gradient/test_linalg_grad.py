@@ -133,3 +133,24 @@ def test_kalman_loop_gradient_in_every_mode(rng):
     if "numba" in MODES_TESTED:
         report = functions["numba"].backend_report()  # forward and reverse loops are kernels
         assert report and all(line.endswith(": numba") for line in report), report
+
+
+def _derived_cases(rng):
+    x, m, v, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 3)), rng.normal(size=3), rng.normal(size=(2, 5))
+    return {
+        "diagonal": (lambda t: linalg.diagonal(t, -1, 2, 0), [x]),
+        "trace": (lambda t: linalg.trace(t, 1, 1, 2), [x]),
+        "diag of a vector": (lambda t: linalg.diag(t, 1), [v]),
+        "kron": (linalg.kron, [m, b]),
+        "matrix_power 3": (lambda t: linalg.matrix_power(t, 3), [m]),
+        "matrix_power -2": (lambda t: linalg.matrix_power(t, -2), [spd(rng)]),
+        "norm": (linalg.norm, [x]),
+        "norm vector ord 3": (lambda t: linalg.norm(t, 3, axis=0), [x]),
+        "norm matrix 1": (lambda t: linalg.norm(t, 1, axis=(1, 2)), [x]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_derived_cases(np.random.default_rng(0))))
+def test_verify_grad_derived(name, rng):
+    fn, point = _derived_cases(rng)[name]
+    ss.verify_grad(fn, point, rng=rng)

@@ -181,3 +181,83 @@ def test_export_without_an_onnx_op_names_it(op):
     a = T.dmatrix("a")
     with pytest.raises(ss.onnx.ExportError, match=r"(MatrixInverse|Cholesky|SlogDet).* has no ONNX lowering"):
         ss.onnx.export(ss.function([a], op(a), mode="py"))
+
+
+# ---------------------------------------------------------------------------- built from other ops
+def _derived_cases(rng):
+    x, m, v, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 3)), rng.normal(size=3), rng.normal(size=(2, 5))
+    return [
+        ("diagonal", lambda t: linalg.diagonal(t, 1, 1, 2), lambda t: np.diagonal(t, 1, 1, 2), [x]),
+        ("diagonal negative offset, swapped axes", lambda t: linalg.diagonal(t, -1, 2, 0),
+         lambda t: np.diagonal(t, -1, 2, 0), [x]),
+        ("trace", linalg.trace, np.trace, [m]),
+        ("trace of stacked planes", lambda t: linalg.trace(t, 1, 1, 2), lambda t: np.trace(t, 1, 1, 2), [x]),
+        ("diag of a vector", lambda t: linalg.diag(t, -2), lambda t: np.diag(t, -2), [v]),
+        ("diag of a matrix", lambda t: linalg.diag(t, 1), lambda t: np.diag(t, 1), [m]),
+        ("kron", linalg.kron, np.kron, [m, b]),
+        ("kron of a vector and a 3-d array", linalg.kron, np.kron, [v, x]),
+        ("matrix_power 5", lambda t: linalg.matrix_power(t, 5), lambda t: np.linalg.matrix_power(t, 5), [m]),
+        ("matrix_power -3", lambda t: linalg.matrix_power(t, -3), lambda t: np.linalg.matrix_power(t, -3), [m]),
+        ("matrix_power 0", lambda t: linalg.matrix_power(t, 0), lambda t: np.linalg.matrix_power(t, 0), [m]),
+        ("norm", linalg.norm, np.linalg.norm, [x]),
+        ("norm vector ord 3", lambda t: linalg.norm(t, 3), lambda t: np.linalg.norm(t, 3), [v]),
+        ("norm vector ord 0", lambda t: linalg.norm(t, 0), lambda t: np.linalg.norm(t, 0), [v]),
+        ("norm vector -inf, keepdims", lambda t: linalg.norm(t, -np.inf, axis=1, keepdims=True),
+         lambda t: np.linalg.norm(t, -np.inf, axis=1, keepdims=True), [x]),
+        ("norm matrix 1 over (2, 0)", lambda t: linalg.norm(t, 1, axis=(2, 0)),
+         lambda t: np.linalg.norm(t, 1, axis=(2, 0)), [x]),
+        ("norm matrix inf, keepdims", lambda t: linalg.norm(t, np.inf, keepdims=True),
+         lambda t: np.linalg.norm(t, np.inf, keepdims=True), [m]),
+        ("norm fro", lambda t: linalg.norm(t, "fro", axis=(1, 2)),
+         lambda t: np.linalg.norm(t, "fro", axis=(1, 2)), [x]),
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES_TESTED + ["onnxruntime"])
+def test_derived_values_match_numpy(mode, rng):
+    for name, op, reference, values in _derived_cases(rng):
+        if mode == "onnxruntime" and name == "matrix_power -3":  # inv has no ONNX op
+            continue
+        inputs = [T.tensor("float64", (None,) * np.ndim(x)) for x in values]
+        assert_close(run(inputs, op(*inputs), *values, mode=mode), reference(*values), name)
+
+
+def test_derived_static_shapes():
+    assert linalg.diagonal(T.tensor("float64", (2, 3, 5)), 1, 1, 2).type.shape == (2, 3)
+    assert linalg.diagonal(T.tensor("float64", (4, 4)), -9).type.shape == (0,)
+    assert linalg.trace(T.tensor("float64", (2, 3, 5)), 0, 1, 2).type.shape == (2,)
+    assert linalg.kron(T.tensor("float64", (2, 3)), T.tensor("float64", (4, 5))).type.shape == (8, 15)
+    assert linalg.norm(T.tensor("float32", (2, 3)), axis=1, keepdims=True).type.shape == (2, 1)
+    assert linalg.norm(T.ivector()).dtype == "float64"
+
+
+@pytest.mark.parametrize("build, match", [
+    (lambda: linalg.diagonal(T.dvector("v")), r"diagonal: a must be at least 2-d.*use diag\(v\)"),
+    (lambda: linalg.diagonal(T.dmatrix(), axis1=1, axis2=-1), r"axis1 and axis2 are both 1"),
+    (lambda: linalg.trace(T.dmatrix(), axis2=2), r"diagonal: axis2=2 is out of range"),
+    (lambda: linalg.diag(T.dtensor3()), r"diag: v must be 1-d or 2-d"),
+    (lambda: linalg.matrix_power(T.dmatrix(), T.iscalar()), r"matrix_power: n must be a Python int"),
+    (lambda: linalg.matrix_power(T.tensor("float64", (2, 3)), 2), r"matrix_power: a must be square"),
+    (lambda: linalg.norm(T.dmatrix(), 2), r"norm: the matrix norm ord=2 needs singular values"),
+    (lambda: linalg.norm(T.dtensor3(), 1), r"norm: ord=1 without axis needs a 1-d or 2-d x"),
+    (lambda: linalg.norm(T.dvector(), "fro"), r"ord='fro' is a matrix norm"),
+])
+def test_derived_build_time_errors(build, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        build()
+
+
+@pytest.mark.parametrize("step, where", [
+    (lambda m: linalg.norm(m) + linalg.matrix_power(m, 3).sum(), "numba"),
+    (lambda m: linalg.trace(m), "fast (index entry array"),
+    (lambda m: linalg.kron(m, m).sum(), "fast (no numba form for Reshape"),
+], ids=["norm, matrix_power", "trace", "kron"])
+def test_derived_ops_in_a_numba_loop_agree_and_say_where_they_run(step, where, rng):
+    """norm and matrix_power compile; diagonal/trace index with integer arrays and kron reshapes,
+    which the numba table leaves to Python: the loop then runs in the fast evaluator, saying why."""
+    a = T.dtensor3("a")
+    values = rng.normal(size=(4, 3, 3))
+    out, _ = ss.scan(step, sequences=a)
+    f = ss.function([a], out, mode="numba")
+    assert f.backend_report()[0].startswith(f"scan: {where}"), f.backend_report()
+    np.testing.assert_allclose(f(values), run([a], out, values), rtol=1e-12)
