@@ -261,3 +261,19 @@ def test_derived_ops_in_a_numba_loop_agree_and_say_where_they_run(step, where, r
     f = ss.function([a], out, mode="numba")
     assert f.backend_report()[0].startswith(f"scan: {where}"), f.backend_report()
     np.testing.assert_allclose(f(values), run([a], out, values), rtol=1e-12)
+
+
+def test_scipy_ops_without_scipy_name_the_extra(monkeypatch, rng):
+    monkeypatch.setitem(__import__("sys").modules, "scipy.linalg", None)  # import scipy.linalg fails
+    a, b = T.dmatrix("a"), T.dvector("b")
+    f = ss.function([a, b], linalg.solve_triangular(a, b), mode="py")
+    with pytest.raises(ImportError, match=r"solve_triangular needs scipy.*symscan\[numba\]"):
+        f(spd(rng), rng.normal(size=3))
+
+
+@pytest.mark.parametrize("mode", MODES_TESTED)
+def test_empty_batch(mode):
+    a, b = T.dtensor3("a"), T.dvector("b")
+    outs = [linalg.solve_triangular(a, b, lower=True), linalg.cho_solve((a, True), b), linalg.solve(a, b)]
+    for got in run([a, b], outs, np.zeros((0, 3, 3)), np.ones(3), mode=mode):
+        assert got.shape == (0, 3) and got.dtype == np.float64
