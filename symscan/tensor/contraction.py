@@ -18,7 +18,18 @@ def _axes_pair(a: Variable, b: Variable, axes, opname: str, first: int = 0) -> t
     if isinstance(axes, int):
         if not 0 <= axes <= min(a.ndim, b.ndim) - first:
             raise ValueError(f"{opname}: axes={axes} is more axes than {describe(a)} and {describe(b)} have")
-        return list(range(a.ndim - axes, a.ndim)), list(range(first, first + axes))
+        pairs = [list(range(a.ndim - axes, a.ndim)), list(range(first, first + axes))]
+    else:
+        pairs = _listed_axes(a, b, axes, opname)
+    for i, j in zip(*pairs):
+        la, lb = a.type.shape[i], b.type.shape[j]
+        if la is not None and lb is not None and la != lb:
+            raise ValueError(f"{opname}: axis {i} of {describe(a)} (length {la}) and axis {j} of {describe(b)} "
+                             f"(length {lb}) cannot be contracted")
+    return pairs[0], pairs[1]
+
+
+def _listed_axes(a: Variable, b: Variable, axes, opname: str) -> list[list[int]]:
     if not isinstance(axes, Sequence) or len(axes) != 2:
         raise TypeError(f"{opname}: axes must be an int or a pair of axis lists, got {axes!r}")
     pairs = []
@@ -30,12 +41,7 @@ def _axes_pair(a: Variable, b: Variable, axes, opname: str, first: int = 0) -> t
     if len(pairs[0]) != len(pairs[1]):
         raise ValueError(f"{opname}: axes {axes} pair {len(pairs[0])} axes of a with {len(pairs[1])} of b; "
                          "give as many of each")
-    for i, j in zip(*pairs):
-        la, lb = a.type.shape[i], b.type.shape[j]
-        if la is not None and lb is not None and la != lb:
-            raise ValueError(f"{opname}: axis {i} of {describe(a)} (length {la}) and axis {j} of {describe(b)} "
-                             f"(length {lb}) cannot be contracted")
-    return pairs[0], pairs[1]
+    return pairs
 
 
 def _length(x: Variable, axes: list[int]) -> Variable | int:
