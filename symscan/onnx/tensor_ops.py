@@ -58,6 +58,8 @@ def lower_elemwise(ctx: Lowering, node, ins: list[str]) -> list[str]:
         work = "uint8" if out.dtype == "bool" else compute_dtype(out.dtype)
         a, b = (as_dtype(ctx, n, v, work) for n, v in zip(ins[1:], node.inputs[1:]))
         return [ctx.cast(ctx.op1("Where", [cond, a, b]), work, out.dtype)]
+    if name in ("isnan", "isinf"):
+        return [_float_test(ctx, name, ins[0], node.inputs[0])]
     if name == "second":
         return [ctx.op1("Expand", [as_dtype(ctx, ins[1], node.inputs[1], out.dtype), ctx.op1("Shape", [ins[0]])])]
     work = compute_dtype(out.dtype)
@@ -123,6 +125,15 @@ def _arithmetic(ctx: Lowering, node, name: str, args: list[str], dtype: str) -> 
         op = {"and_": "BitwiseAnd", "or_": "BitwiseOr", "xor": "BitwiseXor", "invert": "BitwiseNot"}[name]
         return ctx.op1(op, args)
     raise ExportError(f"{node.op} has no ONNX lowering (it computes {describe(node.outputs[0])})")
+
+
+def _float_test(ctx: Lowering, name: str, x: str, var) -> str:
+    """IsNaN/IsInf on the input's own float dtype (not the bool result's); integers and bools are
+    never NaN nor infinite: ``x != x`` is all False in x's shape."""
+    x = as_dtype(ctx, x, var, compute_dtype(var.dtype))
+    if np.dtype(var.dtype).kind != "f":
+        return ctx.op1("Not", [ctx.op1("Equal", [x, x])])
+    return ctx.op1({"isnan": "IsNaN", "isinf": "IsInf"}[name], [x])
 
 
 def _logaddexp(ctx: Lowering, a: str, b: str, dtype: str) -> str:

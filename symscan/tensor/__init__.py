@@ -7,11 +7,29 @@ broadcasting. Shapes and dtypes that cannot work are errors when the graph is bu
 from symscan.tensor import linalg, nnet, shared_randomstreams, xlogx
 from symscan.tensor.basic import NotConstantError, as_tensor_variable, constant, get_scalar_constant_value, tensor
 from symscan.tensor.constructors import *  # noqa: F403  (scalar, vector, fmatrix, drow, itensor3, ...: see __all__)
-from symscan.tensor.creation import alloc, arange, eye, ones, ones_like, zeros, zeros_like
+from symscan.tensor.contraction import batched_dot, batched_tensordot, tensordot
+from symscan.tensor.creation import (
+    alloc,
+    arange,
+    eye,
+    identity_like,
+    mgrid,
+    ogrid,
+    ones,
+    ones_like,
+    stacklists,
+    tile,
+    zeros,
+    zeros_like,
+)
 from symscan.tensor.elemwise import (
     abs,
     add,
     and_,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
     cast,
     ceil,
     clip,
@@ -24,9 +42,13 @@ from symscan.tensor.elemwise import (
     floor,
     floor_div,
     fmod,
+    gamma,
+    gammaln,
     ge,
     gt,
     invert,
+    isinf,
+    isnan,
     le,
     log,
     log1p,
@@ -40,6 +62,7 @@ from symscan.tensor.elemwise import (
     neq,
     or_,
     pow,
+    psi,
     round,
     second,
     sigmoid,
@@ -63,16 +86,19 @@ from symscan.tensor.math import (
     cumprod,
     cumsum,
     dot,
+    logsumexp,
     matmul,
     max,
+    max_and_argmax,
     mean,
     min,
     outer,
     prod,
+    ptp,
     sum,
 )
 from symscan.tensor.moments import std, var
-from symscan.tensor.nnet import softmax
+from symscan.tensor.nnet import log_softmax, softmax
 from symscan.tensor.random import RandomStream
 from symscan.tensor.shape import (
     concatenate,
@@ -83,11 +109,15 @@ from symscan.tensor.shape import (
     make_vector,
     reshape,
     shape,
+    shape_padaxis,
+    shape_padleft,
+    shape_padright,
     specify_shape,
     squeeze,
     stack,
     transpose,
 )
+from symscan.tensor.special import allclose, cosh, iround, isclose, reciprocal, sinh, square
 from symscan.tensor.subtensor import inc_subtensor, set_subtensor, subtensor
 from symscan.tensor.variable import TensorConstant, TensorSharedVariable, TensorVariable
 

@@ -1,4 +1,5 @@
-"""Array creation: alloc, zeros, ones, zeros_like, ones_like, arange, eye."""
+"""Array creation: alloc, zeros, ones, zeros_like, ones_like, arange, eye, identity_like, tile,
+stacklists, mgrid and ogrid."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from symscan.config import config
 from symscan.graph.basic import Apply, Op, Variable, describe
 from symscan.graph.type import TensorType, normalize_dtype
 from symscan.tensor.basic import as_operands, as_tensor_variable, constant, static_int
-from symscan.tensor.elemwise import broadcast_static_shapes, second
-from symscan.tensor.shape import MakeVector, shape_vector
+from symscan.tensor.elemwise import broadcast_static_shapes, maximum, second, switch
+from symscan.tensor.shape import MakeVector, reshape, shape_vector, stack
 
 
 def _check_length_scalar(var: Variable, opname: str, what: str) -> Variable:
@@ -136,3 +137,94 @@ def eye(n, m=None, k=0, dtype=None) -> Variable:
     return Eye(normalize_dtype(dtype or config.floatX))(n, n if m is None else m, k)
 
 
+
+
+def identity_like(x) -> Variable:
+    """``eye`` of a matrix's shape and dtype (Theano's ``identity_like``)."""
+    x = as_tensor_variable(x)
+    if x.ndim != 2:
+        raise TypeError(f"identity_like: takes a matrix, got {describe(x)}")
+    return eye(x.shape[0], x.shape[1], dtype=x.dtype)
+
+
+def _tile_reps(reps, ndim: int | None) -> list:
+    """``reps`` as a list of ints / int scalars (Theano's forms: an int, a list, an int scalar, or
+    an int vector, whose length must then be given by ``ndim`` unless it is static)."""
+    if isinstance(reps, (list, tuple)):
+        reps = list(reps)
+    else:
+        reps_var = as_tensor_variable(reps)
+        if reps_var.dtype[0] not in "iu" or reps_var.ndim > 1:
+            raise TypeError(f"tile: reps must be ints, an int scalar or an int vector, got {describe(reps_var)}")
+        if reps_var.ndim == 0:
+            reps = [reps_var]
+        elif reps_var.type.shape[0] is not None:
+            reps = [reps_var[i] for i in range(reps_var.type.shape[0])]
+        elif ndim is None:
+            raise ValueError(f"tile: reps {describe(reps_var)} has no static length; give ndim= (the result's)")
+        else:  # padded with 1s on the left up to ndim, as numpy pads
+            offset = ndim - reps_var.shape[0]
+            reps = [switch(i < offset, 1, reps_var[maximum(i - offset, 0)]) for i in range(ndim)]
+    for position, r in enumerate(reps):
+        if not isinstance(r, (int, np.integer)) and as_tensor_variable(r).dtype[0] not in "iu":
+            raise TypeError(f"tile: reps[{position}] must be an int or an int scalar, got {r!r}")
+    return reps
+
+
+def tile(x, reps, ndim: int | None = None) -> Variable:
+    """``numpy.tile`` (Theano's ``tile(x, reps, ndim=None)``): ``x`` repeated ``reps[i]`` times
+    along axis i; the result has ``max(x.ndim, len(reps))`` axes (or ``ndim``), missing ones
+    counting as 1 on the left. Written as alloc + reshape, so every mode and the gradient follow."""
+    x = as_tensor_variable(x)
+    reps = _tile_reps(reps, ndim)
+    ndim = max(x.ndim, len(reps)) if ndim is None else ndim
+    if ndim < x.ndim or ndim < len(reps):
+        raise ValueError(f"tile: ndim={ndim} is less than x's {x.ndim} axes or the {len(reps)} reps")
+    reps = [1] * (ndim - len(reps)) + reps
+    lengths = [1] * (ndim - x.ndim) + [x.shape[i] for i in range(x.ndim)]
+    # x as (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), then each pair merged
+    spread = x.dimshuffle(_padded_pattern(x.ndim, ndim))
+    grown = alloc(spread, *[n for pair in zip(reps, lengths) for n in pair])
+    return reshape(grown, [r * n for r, n in zip(reps, lengths)])
+
+
+def _padded_pattern(x_ndim: int, ndim: int) -> list:
+    """The dimshuffle of an ``x_ndim``-d x to the (rep, length) pairs of ``ndim`` axes."""
+    pattern = []
+    for i in range(ndim):
+        axis = i - (ndim - x_ndim)
+        pattern += ["x", axis if axis >= 0 else "x"]
+    return pattern
+
+
+def stacklists(arg) -> Variable:
+    """Nested lists of tensors stacked to one tensor of the same nesting (Theano's ``stacklists``:
+    ``stacklists([[a, b], [c, d]])`` of scalars is a 2x2 matrix)."""
+    if isinstance(arg, (list, tuple)):
+        return stack([stacklists(item) for item in arg])
+    return as_tensor_variable(arg)
+
+
+class _Grid:
+    """``mgrid[0:5, 0:3]`` / ``ogrid[...]``: numpy's grids as a list of tensors, one per slice
+    (Theano's form; bounds may be symbolic ints). ``ogrid``'s are open: length 1 off their axis."""
+
+    def __init__(self, sparse: bool):
+        self.sparse = sparse
+
+    def __getitem__(self, slices) -> list[Variable]:
+        slices = slices if isinstance(slices, tuple) else (slices,)
+        if not all(isinstance(s, slice) and s.stop is not None for s in slices):
+            raise TypeError(f"{'ogrid' if self.sparse else 'mgrid'}: index with slices start:stop[:step], "
+                            f"got {slices!r}")
+        ranges = [arange(0 if s.start is None else s.start, s.stop, 1 if s.step is None else s.step)
+                  for s in slices]
+        n = len(ranges)
+        grids = [r.dimshuffle(["x"] * j + [0] + ["x"] * (n - 1 - j)) for j, r in enumerate(ranges)]
+        if self.sparse:
+            return grids
+        return [alloc(g, *[r.shape[0] for r in ranges]) for g in grids]
+
+
+mgrid = _Grid(sparse=False)
+ogrid = _Grid(sparse=True)

@@ -41,12 +41,59 @@ def _softplus(x):
     return np.logaddexp(np.zeros((), dtype=np.exp(x.flat[:0]).dtype), x)
 
 
-_erf_vec = np.vectorize(math.erf, otypes=[np.float64])
+def _float_function(scalar_fn: Callable) -> Callable:
+    """A float64 scalar function over arrays, in the float dtype ``exp`` gives for the input
+    (numpy has no ufunc for it; ``math`` computes it as C does)."""
+    vectorized = np.vectorize(scalar_fn, otypes=[np.float64])
+
+    def apply(x):
+        x = np.asarray(x)
+        with np.errstate(all="ignore"):  # poles give inf/NaN by design, as scipy's do
+            return vectorized(x).astype(np.exp(x.flat[:0]).dtype, copy=False)
+
+    return apply
 
 
-def _erf(x):
-    x = np.asarray(x)
-    return _erf_vec(x).astype(np.exp(x.flat[:0]).dtype, copy=False)
+def _gamma_scalar(x: float) -> float:
+    """scipy's ``gamma``: +-inf at +-0, NaN at the other poles and at -inf, inf on overflow."""
+    if x == 0:
+        return math.copysign(math.inf, x)
+    if math.isnan(x) or x == -math.inf or (x < 0 and x == math.floor(x)):
+        return math.nan
+    try:
+        return math.gamma(x)
+    except OverflowError:
+        return math.inf
+
+
+def _gammaln_scalar(x: float) -> float:
+    """scipy's ``gammaln`` (log |gamma(x)|): inf at the poles, -inf at -inf (scipy's choice)."""
+    if x == -math.inf:
+        return -math.inf
+    try:
+        return math.lgamma(x)
+    except ValueError:  # a pole
+        return math.inf
+
+
+def _psi_scalar(x: float) -> float:
+    """The digamma function (scipy's ``digamma``): the recurrence psi(x) = psi(x + 1) - 1/x up to
+    x >= 10, then the asymptotic series (error below 1e-13); reflection for negative x."""
+    if math.isnan(x) or x == -math.inf or (x < 0 and x == math.floor(x)):
+        return math.nan
+    if x == 0:
+        return math.copysign(math.inf, -x)
+    if x == math.inf:
+        return math.inf
+    if x < 0:
+        return _psi_scalar(1 - x) - math.pi / math.tan(math.pi * x)
+    shift = 0.0
+    while x < 10:
+        shift -= 1 / x
+        x += 1
+    f = 1 / (x * x)
+    series = f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (1 / 240 - f / 132))))
+    return shift + math.log(x) - 0.5 / x - series
 
 
 def _second(a, b):
@@ -66,7 +113,10 @@ ELEMWISE_FUNCTIONS: dict[str, tuple[int, Callable]] = {
     "neg": (1, np.negative), "abs": (1, np.abs), "exp": (1, np.exp), "log": (1, np.log),
     "log1p": (1, np.log1p), "expm1": (1, np.expm1), "sqrt": (1, np.sqrt), "sin": (1, np.sin),
     "cos": (1, np.cos), "tan": (1, np.tan), "tanh": (1, np.tanh), "sigmoid": (1, _sigmoid),
-    "softplus": (1, _softplus), "erf": (1, _erf), "sign": (1, np.sign), "floor": (1, np.floor),
+    "softplus": (1, _softplus), "erf": (1, _float_function(math.erf)),
+    "gamma": (1, _float_function(_gamma_scalar)), "gammaln": (1, _float_function(_gammaln_scalar)),
+    "psi": (1, _float_function(_psi_scalar)), "isnan": (1, np.isnan), "isinf": (1, np.isinf),
+    "sign": (1, np.sign), "floor": (1, np.floor),
     "ceil": (1, np.ceil), "round": (1, np.round), "invert": (1, np.invert),
     "switch": (3, np.where), "clip": (3, np.clip),
 }
@@ -240,12 +290,22 @@ tanh = _elemwise_function("tanh")
 sigmoid = _elemwise_function("sigmoid")
 softplus = _elemwise_function("softplus")
 erf = _elemwise_function("erf")
+gamma = _elemwise_function("gamma")
+gamma.__doc__ = "The gamma function (scipy.special's values, poles included), in a float dtype."
+gammaln = _elemwise_function("gammaln")
+gammaln.__doc__ = "``log |gamma(x)|`` (scipy.special's ``gammaln``), finite where gamma overflows."
+psi = _elemwise_function("psi")
+psi.__doc__ = "The digamma function, the derivative of ``gammaln`` (scipy.special's ``digamma``)."
+isnan = _elemwise_function("isnan")
+isinf = _elemwise_function("isinf")
 sign = _elemwise_function("sign")
 floor = _elemwise_function("floor")
 ceil = _elemwise_function("ceil")
 round = _elemwise_function("round")
 invert = _elemwise_function("invert")
 _clip = _elemwise_function("clip")
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, invert
+"""numpy's names of the bit operations (logical on bools, as numpy's)."""
 
 
 def clip(x, low, high) -> Variable:

@@ -12,7 +12,7 @@ import numpy as np
 from symscan.graph.basic import Apply, Op, Variable, describe
 from symscan.graph.type import TensorType, normalize_dtype
 from symscan.tensor.basic import as_tensor_variable
-from symscan.tensor.elemwise import cast
+from symscan.tensor.elemwise import cast, exp, isinf, log, switch
 
 
 @functools.cache
@@ -306,3 +306,27 @@ def cumprod(x, axis=None) -> Variable:
     """``numpy.cumprod``."""
     x = as_tensor_variable(x)
     return CumOp("cumprod", _single_axis(x, axis, "cumprod"))(x)
+
+
+def max_and_argmax(x, axis=None, keepdims: bool = False) -> list[Variable]:
+    """Theano's ``[max(x, axis), argmax(x, axis)]``; the argmax takes one axis or None."""
+    return [max(x, axis=axis, keepdims=keepdims), argmax(x, axis=axis, keepdims=keepdims)]
+
+
+def ptp(x, axis=None, keepdims: bool = False) -> Variable:
+    """numpy's ``ptp`` (peak to peak): ``max - min`` over ``axis`` (None: all axes)."""
+    return max(x, axis=axis, keepdims=keepdims) - min(x, axis=axis, keepdims=keepdims)
+
+
+def logsumexp(x, axis=None, keepdims: bool = False) -> Variable:
+    """``log(sum(exp(x)))`` over ``axis`` (scipy's ``logsumexp``), shifted by the max so that
+    large values do not overflow; an infinite max (all -inf, or an inf) shifts by 0 instead."""
+    x = as_tensor_variable(x)
+    axes = normalize_axis(axis, x.ndim, x, "logsumexp")
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    peak = max(x, axis=axes, keepdims=True)
+    shift = switch(isinf(peak), 0, peak)
+    out = log(sum(exp(x - shift), axis=axes, keepdims=True)) + shift
+    if keepdims:
+        return out
+    return out.dimshuffle([i for i in range(x.ndim) if i not in axes])

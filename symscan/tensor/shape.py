@@ -267,6 +267,27 @@ def expand_dims(x, axis) -> Variable:
     return dimshuffle(x, ["x" if i in positions else next(rest) for i in range(out_ndim)])
 
 
+def shape_padleft(x, n_ones: int = 1) -> Variable:
+    """``x`` with ``n_ones`` length-1 axes in front (Theano's ``shape_padleft``)."""
+    x = as_tensor_variable(x)
+    return dimshuffle(x, ["x"] * n_ones + list(range(x.ndim)))
+
+
+def shape_padright(x, n_ones: int = 1) -> Variable:
+    """``x`` with ``n_ones`` length-1 axes at the end (Theano's ``shape_padright``)."""
+    x = as_tensor_variable(x)
+    return dimshuffle(x, list(range(x.ndim)) + ["x"] * n_ones)
+
+
+def shape_padaxis(x, axis: int) -> Variable:
+    """``x`` with a length-1 axis at position ``axis`` of the result (``expand_dims`` with
+    Theano's ``IndexError`` for an axis out of range)."""
+    x = as_tensor_variable(x)
+    if not -(x.ndim + 1) <= axis <= x.ndim:
+        raise IndexError(f"shape_padaxis: axis {axis} is out of range [-{x.ndim + 1}, {x.ndim + 1}) for {describe(x)}")
+    return expand_dims(x, axis)
+
+
 def squeeze(x, axis=None) -> Variable:
     """Drop length-1 axes: those listed, or (axis=None) those statically known to be 1."""
     x = as_tensor_variable(x)

@@ -49,6 +49,21 @@ THEANO_NAMES = [
     ("scan_module.scan", ss.scan),
     ("printing.debugprint", ss.dprint),
     ("debugprint", ss.dprint),
+    # Theano 1.0 tensor vocabulary: aliases of symscan's names
+    ("tensor.abs_", symscan.tensor.abs),
+    ("tensor.sgn", symscan.tensor.sign),
+    ("tensor.sqr", symscan.tensor.square),
+    ("tensor.inv", symscan.tensor.reciprocal),  # elementwise 1/x, as in Theano
+    ("tensor.bitwise_and", symscan.tensor.and_),
+    ("tensor.bitwise_or", symscan.tensor.or_),
+    ("tensor.bitwise_xor", symscan.tensor.xor),
+    ("tensor.bitwise_not", symscan.tensor.invert),
+    *[(f"tensor.{name}", getattr(symscan.tensor, name)) for name in (
+        "allclose batched_dot batched_tensordot cosh gamma gammaln identity_like iround isclose isinf isnan "
+        "log_softmax logsumexp max_and_argmax mgrid ogrid psi ptp shape_padaxis shape_padleft shape_padright "
+        "stacklists tensordot tile").split()],
+    *[(f"tensor.nnet.{name}", getattr(symscan.tensor.nnet, name)) for name in (
+        "softsign hard_sigmoid ultra_fast_sigmoid sigmoid_binary_crossentropy log_softmax").split()],
 ]
 
 
@@ -86,6 +101,16 @@ def test_theano_tensor_has_every_symscan_tensor_name():
         assert module is importlib.import_module(f"symscan.compat.theano.tensor.{name}")
         # each has every public name of symscan's module of that name (some Theano's own)
         assert set(getattr(symscan.tensor, name).__all__) <= set(module.__all__)
+
+
+def test_nnet_logsoftmax_is_theanos_row_wise_form():
+    x = T.dvector("x")
+    out = T.nnet.logsoftmax(x)
+    assert out.type.shape[0] == 1 and out.ndim == 2
+    value = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(out.eval({x: value})[0], np.log(np.exp(value) / np.exp(value).sum()))
+    with pytest.raises(ValueError, match="log_softmax"):
+        T.nnet.logsoftmax(T.dtensor3())
 
 
 def test_all_lists_only_names_that_exist():

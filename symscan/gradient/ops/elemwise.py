@@ -30,6 +30,7 @@ from symscan.tensor.elemwise import (
     ge,
     le,
     log,
+    psi,
     sigmoid,
     sign,
     sin,
@@ -99,8 +100,11 @@ ELEMWISE_PULLBACKS = {
     "sigmoid": lambda g, out, x: [g * out * (1 - out)],
     "softplus": lambda g, out, x: [g * sigmoid(x)],
     "erf": lambda g, out, x: [g * _TWO_OVER_SQRT_PI * exp(-(_as_float(x, out) ** 2))],
+    "gamma": lambda g, out, x: [g * out * psi(x)],
+    "gammaln": lambda g, out, x: [g * psi(x)],
+    # psi has none: its derivative (trigamma) is not an op yet
     **dict.fromkeys(["floor_div", "eq", "neq", "lt", "le", "gt", "ge", "and_", "or_", "xor", "invert", "sign",
-                     "floor", "ceil", "round"], _zero_gradient),
+                     "floor", "ceil", "round", "isnan", "isinf"], _zero_gradient),
 }
 """name -> fn(g, out, *inputs): the gradient w.r.t. each input, before summing to its shape."""
 

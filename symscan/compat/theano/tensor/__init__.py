@@ -8,3 +8,9 @@ from symscan.tensor import *  # noqa: F403  (the whole tensor namespace, as thea
 # name`` would return them rather than import this package's submodules.
 del nnet, shared_randomstreams, xlogx  # noqa: F821
 from symscan.compat.theano.tensor import nnet, shared_randomstreams, xlogx  # noqa: E402
+
+# Theano's own names for symscan.tensor functions (``inv`` is elementwise 1/x, as in Theano)
+abs_ = abs  # noqa: F405
+sgn = sign  # noqa: F405
+sqr = square  # noqa: F405
+inv = reciprocal  # noqa: F405

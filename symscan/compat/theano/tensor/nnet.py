@@ -7,7 +7,18 @@ from __future__ import annotations
 
 from symscan.graph.basic import Variable, describe
 from symscan.tensor.basic import as_tensor_variable
-from symscan.tensor.nnet import binary_crossentropy, categorical_crossentropy, relu, sigmoid, softplus
+from symscan.tensor.nnet import (
+    binary_crossentropy,
+    categorical_crossentropy,
+    hard_sigmoid,
+    log_softmax,
+    relu,
+    sigmoid,
+    sigmoid_binary_crossentropy,
+    softplus,
+    softsign,
+    ultra_fast_sigmoid,
+)
 from symscan.tensor.nnet import softmax as _softmax
 
 
@@ -22,4 +33,14 @@ def softmax(c) -> Variable:
     return _softmax(c.dimshuffle("x", 0) if c.ndim == 1 else c, axis=1)
 
 
-__all__ = ["binary_crossentropy", "categorical_crossentropy", "relu", "sigmoid", "softmax", "softplus"]
+def logsoftmax(c) -> Variable:
+    """Theano's ``logsoftmax``: row-wise over a matrix, a vector as a (1, n) row (as ``softmax``)."""
+    c = as_tensor_variable(c)
+    if c.ndim not in (1, 2) or c.dtype[0] != "f":
+        raise ValueError(f"logsoftmax: Theano's logsoftmax takes a vector or a matrix of floats, got {describe(c)}; "
+                         "for other ranks use symscan.tensor.nnet.log_softmax(x, axis=...)")
+    return log_softmax(c.dimshuffle("x", 0) if c.ndim == 1 else c, axis=1)
+
+
+__all__ = ["binary_crossentropy", "categorical_crossentropy", "hard_sigmoid", "log_softmax", "logsoftmax", "relu",
+           "sigmoid", "sigmoid_binary_crossentropy", "softmax", "softplus", "softsign", "ultra_fast_sigmoid"]
