@@ -12,6 +12,7 @@ import symscan.compat.theano.cloning
 import symscan.compat.theano.tensor as T
 import symscan.compile
 import symscan.tensor
+import symscan.tensor.linalg
 import symscan.tensor.nnet
 from symscan.compat.theano import tensor as T_from
 
@@ -64,6 +65,16 @@ THEANO_NAMES = [
         "stacklists tensordot tile").split()],
     *[(f"tensor.nnet.{name}", getattr(symscan.tensor.nnet, name)) for name in (
         "softsign hard_sigmoid ultra_fast_sigmoid sigmoid_binary_crossentropy log_softmax").split()],
+    # theano.tensor.nlinalg, slinalg and extra_ops: symscan's names where they are the same function
+    ("tensor.nlinalg.matrix_inverse", symscan.tensor.linalg.inv),
+    ("tensor.nlinalg.det", symscan.tensor.linalg.det),
+    ("tensor.nlinalg.matrix_power", symscan.tensor.linalg.matrix_power),
+    ("tensor.slinalg.cholesky", symscan.tensor.linalg.cholesky),
+    ("tensor.slinalg.solve", symscan.tensor.linalg.solve),
+    ("tensor.slinalg.solve_symmetric", symscan.tensor.linalg.solve),
+    ("tensor.extra_ops.cumsum", symscan.tensor.cumsum),
+    ("tensor.extra_ops.cumprod", symscan.tensor.cumprod),
+    ("tensor.extra_ops.squeeze", symscan.tensor.squeeze),
 ]
 
 
@@ -114,7 +125,8 @@ def test_nnet_logsoftmax_is_theanos_row_wise_form():
 
 
 def test_all_lists_only_names_that_exist():
-    for module in (theano, theano.compile, theano.scan_module, theano.printing):
+    for module in (theano, theano.compile, theano.scan_module, theano.printing,
+                   theano.tensor.nlinalg, theano.tensor.slinalg, theano.tensor.extra_ops):
         assert module.__all__
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"
