@@ -19,6 +19,7 @@ import symscan.onnx.checks  # noqa: F401  (registers the lowerings)
 import symscan.onnx.indexing  # noqa: F401
 import symscan.onnx.loops  # noqa: F401
 import symscan.onnx.recurrences  # noqa: F401
+import symscan.onnx.sort  # noqa: F401
 import symscan.onnx.tensor_ops  # noqa: F401
 from symscan.graph.basic import SharedVariable, Variable
 from symscan.graph.fg import FunctionGraph

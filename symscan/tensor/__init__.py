@@ -36,6 +36,7 @@ from symscan.tensor.elemwise import (
     cos,
     eq,
     erf,
+    erfinv,
     exp,
     expm1,
     fill,
@@ -117,6 +118,7 @@ from symscan.tensor.shape import (
     stack,
     transpose,
 )
+from symscan.tensor.sort import argsort, sort
 from symscan.tensor.special import allclose, cosh, iround, isclose, reciprocal, sinh, square
 from symscan.tensor.subtensor import inc_subtensor, set_subtensor, subtensor
 from symscan.tensor.variable import TensorConstant, TensorSharedVariable, TensorVariable

@@ -60,9 +60,9 @@ THEANO_NAMES = [
     ("tensor.bitwise_xor", symscan.tensor.xor),
     ("tensor.bitwise_not", symscan.tensor.invert),
     *[(f"tensor.{name}", getattr(symscan.tensor, name)) for name in (
-        "allclose batched_dot batched_tensordot cosh gamma gammaln identity_like iround isclose isinf isnan "
-        "log_softmax logsumexp max_and_argmax mgrid ogrid psi ptp shape_padaxis shape_padleft shape_padright "
-        "stacklists tensordot tile").split()],
+        "allclose argsort batched_dot batched_tensordot cosh erfinv gamma gammaln identity_like iround isclose "
+        "isinf isnan log_softmax logsumexp max_and_argmax mgrid ogrid psi ptp shape_padaxis shape_padleft "
+        "shape_padright sort stacklists tensordot tile").split()],
     *[(f"tensor.nnet.{name}", getattr(symscan.tensor.nnet, name)) for name in (
         "softsign hard_sigmoid ultra_fast_sigmoid sigmoid_binary_crossentropy log_softmax").split()],
     # theano.tensor.nlinalg, slinalg and extra_ops: symscan's names where they are the same function

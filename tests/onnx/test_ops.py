@@ -134,7 +134,7 @@ DOMAINS = {
     "switch": (condition, full, full), "clip": (full, small, small),
     "isnan": (nonfinite,), "isinf": (nonfinite,),
 }
-NO_ONNX_OP = {"gamma", "gammaln", "psi"}
+NO_ONNX_OP = {"erfinv", "gamma", "gammaln", "psi"}
 """Elementwise ops ONNX has no operator for: export refuses them, naming the op."""
 SHAPES = [(4, 5), (5,), (1, 5)]  # the other operands broadcast against the first
 

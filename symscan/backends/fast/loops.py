@@ -29,6 +29,7 @@ from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.math import ArgReduce, CumOp, Dot, MatMul, Outer, Reduce
 from symscan.tensor.random import GeneratorType
 from symscan.tensor.shape import DimShuffle, Flatten, Join, MakeVector, Shape
+from symscan.tensor.sort import ArgSort, Sort
 from symscan.tensor.subtensor import IncSubtensor, Subtensor
 
 MAX_WINDOW = 8
@@ -51,8 +52,8 @@ HELPERS = {"_scan_direction": checks.direction_and_steps, "_scan_check": checks.
            "_scan_grown": scan_loop.grown, "_perf": time.perf_counter}
 
 
-SHAPE_STABLE_OPS = (Elemwise, Cast, Dot, MatMul, Outer, Reduce, ArgReduce, CumOp, DimShuffle, Flatten, Shape,
-                    MakeVector, Join, IncSubtensor)
+SHAPE_STABLE_OPS = (Elemwise, Cast, Dot, MatMul, Outer, Reduce, ArgReduce, CumOp, Sort, ArgSort, DimShuffle,
+                    Flatten, Shape, MakeVector, Join, IncSubtensor)
 """Ops whose output shape follows from their input shapes alone (not from input values)."""
 
 

@@ -15,6 +15,7 @@ from symscan.tensor.linalg import Cholesky, Det, MatrixInverse, SlogDet, Solve
 from symscan.tensor.math import Dot, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape, check_specified_shape
+from symscan.tensor.sort import ArgSort, Sort
 from symscan.tensor.subtensor import ARRAY, INT, NONE, IncSubtensor, Subtensor
 
 OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "//", "mod": "%",
@@ -153,6 +154,12 @@ def emit_reduce(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
     fn = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "mean": "mean", "all": "all",
           "any": "any"}[node.op.kind]
     gen.line(f"{outs[0]} = np.{fn}({ins[0]}, axis={node.op.axis!r}, keepdims={node.op.keepdims!r})")
+
+
+@emits(Sort, ArgSort)
+def emit_sort(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    fn = "sort" if isinstance(node.op, Sort) else "argsort"
+    gen.line(f"{outs[0]} = np.{fn}({ins[0]}, axis={node.op.axis!r}, kind='stable')")
 
 
 @emits(Subtensor)

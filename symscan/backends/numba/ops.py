@@ -23,6 +23,7 @@ from symscan.tensor.linalg import Cholesky, Det, MatrixInverse, SlogDet, Solve
 from symscan.tensor.math import Dot, MatMul, Outer, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape
+from symscan.tensor.sort import ArgSort, Sort
 from symscan.tensor.subtensor import INT, NONE, IncSubtensor, Subtensor
 
 NUMBA_EMITTERS: dict[type, Callable] = {}
@@ -237,6 +238,24 @@ def emit_reduce(gen, node, ins: list[str], outs: list[str]) -> None:
         gen.line(f"{outs[0]} = np.sum({ins[0]}, axis={op.axis[0]})")
         return
     raise NotCompilable(f"no numba form for {op} of {x.type}")
+
+
+SORTABLE = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+@numba_emits(Sort, ArgSort)
+def emit_sort(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's argsort takes a 1-d array; its mergesort is numpy's stable order (NaN last), and
+    the sorted values are taken through it, so that signed zeros keep their order as numpy's
+    stable sort does (numba's np.sort is a quicksort)."""
+    x = node.inputs[0]
+    if x.ndim != 1 or x.dtype not in SORTABLE:
+        raise NotCompilable(f"{node.op} of {x.type}: numba's argsort takes a 1-d array of ints or floats")
+    order = f"np.argsort({ins[0]}, kind='mergesort')"
+    if isinstance(node.op, Sort):
+        gen.line(f"{outs[0]} = {ins[0]}[{order}]")
+    else:
+        gen.line(f"{outs[0]} = {order}.astype(np.int64)")
 
 
 @numba_emits(Subtensor)

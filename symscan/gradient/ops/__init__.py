@@ -9,5 +9,6 @@ from symscan.gradient.ops import (  # noqa: F401
     random,
     scan,
     shape,
+    sort,
     subtensor,
 )

@@ -68,6 +68,7 @@ def _clip(g, out, x, low, high):
 
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2
 
 ELEMWISE_PULLBACKS = {
     "add": lambda g, out, x, y: [g, g],
@@ -100,6 +101,7 @@ ELEMWISE_PULLBACKS = {
     "sigmoid": lambda g, out, x: [g * out * (1 - out)],
     "softplus": lambda g, out, x: [g * sigmoid(x)],
     "erf": lambda g, out, x: [g * _TWO_OVER_SQRT_PI * exp(-(_as_float(x, out) ** 2))],
+    "erfinv": lambda g, out, x: [g * _SQRT_PI_OVER_TWO * exp(out * out)],
     "gamma": lambda g, out, x: [g * out * psi(x)],
     "gammaln": lambda g, out, x: [g * psi(x)],
     # psi has none: its derivative (trigamma) is not an op yet
