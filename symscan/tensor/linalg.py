@@ -1,5 +1,6 @@
 """Linear algebra with numpy.linalg's names and batching: ``inv``, ``det``, ``slogdet``,
-``solve``, ``cholesky``, and scipy.linalg's ``solve_triangular`` and ``cho_solve`` (ops);
+``solve``, ``cholesky``, the decompositions ``eigh`` and ``eigvalsh``, and scipy.linalg's
+``solve_triangular`` and ``cho_solve`` (ops);
 ``diagonal``, ``trace``, ``diag``, ``kron``, ``matrix_power`` and ``norm`` (built from other ops).
 
 Matrices are the last two axes; leading axes are a batch and broadcast as numpy.linalg does.
@@ -269,6 +270,66 @@ class ChoSolve(Op):
         return [np.asarray(x, dtype=node.outputs[0].dtype)]
 
 
+# ---------------------------------------------------------------------------- decompositions
+UPLOS = ("L", "U")
+QR_MODES = ("reduced", "complete", "r")
+
+
+def _uplo(uplo: str, opname: str) -> str:
+    if uplo not in UPLOS:
+        raise ValueError(f"{opname}: UPLO must be 'L' or 'U' (the triangle of a that is read), got {uplo!r}")
+    return uplo
+
+
+def _rows_cols(a: Variable) -> tuple:
+    """(m, n, min(m, n)) of a's matrices, each None where not known when the graph is built."""
+    m, n = a.type.shape[-2:]
+    return m, n, (min(m, n) if m is not None and n is not None else 0 if 0 in (m, n) else None)
+
+
+def _did_not_converge(opname: str, node, err: Exception) -> np.linalg.LinAlgError:
+    return np.linalg.LinAlgError(f"{opname}: LAPACK did not converge on a ({describe(node.inputs[0])}) ({err}); "
+                                 "check the input for inf/nan or extreme scaling")
+
+
+@dataclass(frozen=True)
+class Eigh(Op):
+    """``numpy.linalg.eigh``: ascending eigenvalues w and orthonormal eigenvectors v (columns) of
+    a (stack of) symmetric matrices; only the ``UPLO`` triangle of a is read."""
+
+    UPLO: str = "L"
+
+    def make_node(self, a) -> Apply:
+        a = _square_matrix(a, "eigh")
+        n = _known(*a.type.shape[-2:])
+        batch = a.type.shape[:-2]
+        return Apply(self, [a], [TensorType(a.dtype, batch + (n,)), TensorType(a.dtype, batch + (n, n))])
+
+    def perform(self, node, inputs):
+        try:
+            w, v = np.linalg.eigh(inputs[0], UPLO=self.UPLO)
+        except np.linalg.LinAlgError as err:
+            raise _did_not_converge("eigh", node, err) from None
+        return [w, v]
+
+
+@dataclass(frozen=True)
+class Eigvalsh(Op):
+    """``numpy.linalg.eigvalsh``: the ascending eigenvalues of a (stack of) symmetric matrices."""
+
+    UPLO: str = "L"
+
+    def make_node(self, a) -> Apply:
+        a = _square_matrix(a, "eigvalsh")
+        return Apply(self, [a], [TensorType(a.dtype, a.type.shape[:-2] + (_known(*a.type.shape[-2:]),))])
+
+    def perform(self, node, inputs):
+        try:
+            return [np.linalg.eigvalsh(inputs[0], UPLO=self.UPLO)]
+        except np.linalg.LinAlgError as err:
+            raise _did_not_converge("eigvalsh", node, err) from None
+
+
 # ---------------------------------------------------------------------------- functions
 def inv(a) -> Variable:
     """The inverse of a (stack of) square matrices (``numpy.linalg.inv``)."""
@@ -316,6 +377,18 @@ def cho_solve(c_and_lower, b) -> Variable:
                         "write cho_solve((c, True), b)") from None
     return ChoSolve(bool(lower))(c, b)
 
+
+
+def eigh(a, UPLO: str = "L") -> tuple[Variable, Variable]:
+    """(w, v): ascending eigenvalues and eigenvector columns of a (stack of) symmetric matrices
+    (``numpy.linalg.eigh``; only the UPLO triangle is read)."""
+    w, v = Eigh(_uplo(UPLO, "eigh"))(a)
+    return w, v
+
+
+def eigvalsh(a, UPLO: str = "L") -> Variable:
+    """The ascending eigenvalues of a (stack of) symmetric matrices (``numpy.linalg.eigvalsh``)."""
+    return Eigvalsh(_uplo(UPLO, "eigvalsh"))(a)
 
 # ---------------------------------------------------------------------------- built from other ops
 # These are compositions of indexing, products and reductions: every backend (numba, ONNX

@@ -154,3 +154,59 @@ def _derived_cases(rng):
 def test_verify_grad_derived(name, rng):
     fn, point = _derived_cases(rng)[name]
     ss.verify_grad(fn, point, rng=rng)
+
+
+# ---------------------------------------------------------------------------- decompositions
+def symmetric(rng, *batch, n=4):
+    """Symmetric matrices with well-separated eigenvalues (-1.5, 0, 1.5, ...)."""
+    q, _ = np.linalg.qr(rng.normal(size=batch + (n, n)))
+    return (q * (1.5 * np.arange(n) - 1.5)) @ np.swapaxes(q, -1, -2)
+
+
+def transposed(x):
+    return T.dimshuffle(x, list(range(x.ndim - 2)) + [x.ndim - 1, x.ndim - 2])
+
+
+def rows(w):
+    """(..., n) as (..., 1, n): scales the columns of a matrix it multiplies."""
+    return T.dimshuffle(w, list(range(w.ndim - 1)) + ["x", w.ndim - 1])
+
+
+def _decomposition_grad_cases(rng):
+    """Costs of eigen/singular vectors are gauge invariant: squares of entries, or a matrix
+    function such as V diag(w^3) V^T, which do not change when a vector flips sign."""
+    a, ab = symmetric(rng), symmetric(rng, 2)
+    weights = rng.uniform(0.5, 1.5, size=(4, 4))
+
+    def eigh_cost(uplo):
+        def cost(x):
+            w, v = linalg.eigh(x, uplo)
+            return (v * v * weights).sum() + T.matmul(v * rows(w ** 3), transposed(v)).sum() + w.sum()
+        return cost
+
+    return {
+        "eigh": (eigh_cost("L"), [ab]),
+        "eigh upper": (eigh_cost("U"), [a]),
+        "eigh values only": (lambda x: linalg.eigh(x)[0], [a]),
+        "eigvalsh": (linalg.eigvalsh, [ab]),
+        "eigvalsh upper": (lambda x: linalg.eigvalsh(x, "U"), [a]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_decomposition_grad_cases(np.random.default_rng(0))))
+def test_verify_grad_decompositions(name, rng):
+    fn, point = _decomposition_grad_cases(rng)[name]
+    ss.verify_grad(fn, point, rng=rng)
+
+
+@pytest.mark.parametrize("mode", MODES_TESTED)
+def test_decomposition_gradients_in_a_loop_agree_with_closed_forms(mode, rng):
+    """Through scan in every mode (numba's kernel), against numpy closed forms: eigvalsh's
+    V diag(gw) V^T folded onto the lower triangle."""
+    a, w = T.dtensor3("a"), rng.uniform(0.5, 1.5, size=4)
+    values = symmetric(rng, 2)
+    out, _ = ss.scan(lambda m: (linalg.eigvalsh(m) * w).sum(), sequences=a)
+    got = ss.function([a], ss.grad(out.sum(), a), mode=mode)(values)
+    _, v = np.linalg.eigh(values)
+    full = (v * w) @ np.swapaxes(v, -1, -2)
+    np.testing.assert_allclose(got, np.tril(2 * full) - np.eye(4) * full, rtol=1e-9, atol=1e-12)

@@ -277,3 +277,86 @@ def test_empty_batch(mode):
     outs = [linalg.solve_triangular(a, b, lower=True), linalg.cho_solve((a, True), b), linalg.solve(a, b)]
     for got in run([a, b], outs, np.zeros((0, 3, 3)), np.ones(3), mode=mode):
         assert got.shape == (0, 3) and got.dtype == np.float64
+
+
+# ---------------------------------------------------------------------------- decompositions
+def symmetric(rng, *batch, n=4):
+    """Symmetric matrices with well-separated eigenvalues (-1.5, 0, 1.5, ...)."""
+    q, _ = np.linalg.qr(rng.normal(size=batch + (n, n)))
+    return (q * (1.5 * np.arange(n) - 1.5)) @ np.swapaxes(q, -1, -2)
+
+
+def column_signs(m):
+    """The sign of each column's largest entry: eigen/singular vectors are unique up to sign."""
+    index = np.argmax(np.abs(m), axis=-2)[..., None, :]
+    return np.sign(np.take_along_axis(m, index, axis=-2))
+
+
+def eigh_canonical(w, v):
+    return w, v * column_signs(v)
+
+
+def _decomposition_cases(rng):
+    a, ab = symmetric(rng), symmetric(rng, 2)
+    upper_only = a + np.tril(rng.normal(size=a.shape), -1)  # UPLO="U" must ignore the lower triangle
+    return [
+        ("eigh", linalg.eigh, np.linalg.eigh, eigh_canonical, [ab]),
+        ("eigh upper", lambda x: linalg.eigh(x, "U"), lambda x: np.linalg.eigh(x, "U"), eigh_canonical,
+         [upper_only]),
+        ("eigvalsh", linalg.eigvalsh, np.linalg.eigvalsh, None, [ab]),
+        ("eigvalsh upper", lambda x: linalg.eigvalsh(x, UPLO="U"), lambda x: np.linalg.eigvalsh(x, UPLO="U"), None,
+         [upper_only]),
+    ]
+
+
+def as_list(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def top_level_and_looped(op, values, mode):
+    """op's outputs on values, computed at the top level and inside a one-step scan."""
+    inputs = [T.tensor("float64", (None,) * np.ndim(x)) for x in values]
+    top = run(inputs, as_list(op(*inputs)), *values, mode=mode)
+    stacked = [T.tensor("float64", (None,) * (np.ndim(x) + 1)) for x in values]
+    looped, _ = ss.scan(lambda *xs: as_list(op(*xs)), sequences=stacked)
+    f = ss.function(stacked, as_list(looped), mode=mode)
+    return top, [g[0] for g in f(*[x[None] for x in values])], f
+
+
+@pytest.mark.parametrize("mode", MODES_TESTED)
+def test_decompositions_match_numpy(mode, rng):
+    """Values in every mode, top level and inside a loop (numba's kernel for one 2-d matrix),
+    with the vectors' signs made canonical on both sides."""
+    for name, op, reference, canonical, values in _decomposition_cases(rng):
+        want = as_list(reference(*values))
+        top, looped, f = top_level_and_looped(op, values, mode)
+        if mode == "numba" and np.ndim(values[0]) == 2:
+            assert f.backend_report() == ["scan: numba"], (name, f.backend_report())
+        for got in (top, looped):
+            if canonical is not None:
+                got, want = canonical(*got), canonical(*want)
+            for g, w in zip(got, want):
+                assert_close(g, w, f"{name} ({mode})")
+
+
+def test_decomposition_static_shapes_and_dtypes():
+    w, v = linalg.eigh(T.tensor("float32", (5, 3, None)))
+    assert (w.type.shape, v.type.shape, w.dtype, v.dtype) == ((5, 3), (5, 3, 3), "float32", "float32")
+    assert linalg.eigvalsh(T.tensor("float64", (2, None, None))).type.shape == (2, None)
+
+
+@pytest.mark.parametrize("build, match", [
+    (lambda: linalg.eigh(T.tensor("float64", (2, 3))), r"eigh: a must be square .*\(2, 3\)"),
+    (lambda: linalg.eigh(T.dmatrix(), UPLO="X"), r"eigh: UPLO must be 'L' or 'U'"),
+    (lambda: linalg.eigvalsh(T.lmatrix("m")), r"eigvalsh: a must be float32 or float64"),
+])
+def test_decomposition_build_time_errors(build, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        build()
+
+
+@pytest.mark.parametrize("op", [lambda a: linalg.eigh(a)[0], linalg.eigvalsh])
+def test_decomposition_export_is_refused_by_name(op):
+    a = T.fmatrix("a")
+    with pytest.raises(ss.onnx.ExportError, match=r"(Eigh|Eigvalsh|QR|SVD|Pinv).* has no ONNX lowering"):
+        ss.onnx.export(ss.function([a], op(a), mode="py"))

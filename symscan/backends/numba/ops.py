@@ -19,7 +19,7 @@ from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Alloc, Arange
 from symscan.tensor.elemwise import Cast, Elemwise
-from symscan.tensor.linalg import Cholesky, Det, MatrixInverse, SlogDet, Solve
+from symscan.tensor.linalg import Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, SlogDet, Solve
 from symscan.tensor.math import Dot, MatMul, Outer, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape
@@ -450,14 +450,21 @@ def emit_step_count(gen, node, ins: list[str], outs: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------- linear algebra
-@numba_emits(MatrixInverse, Det, SlogDet, Solve, Cholesky)
-def emit_linalg(gen, node, ins: list[str], outs: list[str]) -> None:
-    """numba's np.linalg takes one 2-d matrix (and a 1-d/2-d right-hand side) of one float dtype;
-    a batch stays in Python. (solve_triangular / cho_solve: scipy, which numba does not compile.)"""
+def _one_matrix(node) -> str:
+    """The result's dtype, once the node has one 2-d matrix (and a 1-d/2-d right-hand side) of
+    that dtype: numba's np.linalg takes nothing else."""
     a, dtype = node.inputs[0], node.outputs[-1].dtype
     if a.ndim != 2 or any(v.ndim > 2 or v.dtype != dtype for v in node.inputs):
         raise NotCompilable(f"{node.op} of {', '.join(str(v.type) for v in node.inputs)}: numba's np.linalg "
                             "takes one 2-d matrix of the result's float dtype (no batch)")
+    return dtype
+
+
+@numba_emits(MatrixInverse, Det, SlogDet, Solve, Cholesky)
+def emit_linalg(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's np.linalg takes one 2-d matrix (and a 1-d/2-d right-hand side) of one float dtype;
+    a batch stays in Python. (solve_triangular / cho_solve: scipy, which numba does not compile.)"""
+    dtype = _one_matrix(node)
     op = node.op
     if isinstance(op, (Det, SlogDet)):
         fn = "det" if isinstance(op, Det) else "slogdet"
@@ -470,3 +477,12 @@ def emit_linalg(gen, node, ins: list[str], outs: list[str]) -> None:
     else:
         fn = {MatrixInverse: "inv", Solve: "solve", Cholesky: "cholesky"}[type(op)]
         gen.line(f"{outs[0]} = np.linalg.{fn}({', '.join(ins)})")
+
+
+@numba_emits(Eigh, Eigvalsh)
+def emit_eigh(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's eigh/eigvalsh read the lower triangle (no UPLO): the upper one is a^T's lower."""
+    _one_matrix(node)
+    a = ins[0] if node.op.UPLO == "L" else f"np.ascontiguousarray({ins[0]}.T)"
+    fn = "eigh" if isinstance(node.op, Eigh) else "eigvalsh"
+    gen.line(f"{', '.join(outs)}{',' * (len(outs) > 1)} = np.linalg.{fn}({a})")

@@ -5,6 +5,10 @@ vector right-hand side is a one-column matrix here, so every solve's gradient is
 solve and one batched product. Ops that read one triangle of a matrix (cholesky,
 solve_triangular, cho_solve) get a gradient that is zero in the other triangle, as finite
 differences of the op see it.
+
+The decompositions' gradients assume distinct eigenvalues (singular values): with a repeated
+one the eigenvectors are not unique and the gradient through them is infinite or undefined
+(F_ij = 1/(w_j - w_i) below); the gradient of the values alone is defined everywhere.
 """
 
 from __future__ import annotations
@@ -13,12 +17,14 @@ from symscan.gradient.ops.math import length, swap_last
 from symscan.gradient.registry import connections, pullback
 from symscan.graph.basic import Variable
 from symscan.tensor.broadcast import sum_to
-from symscan.tensor.creation import arange, zeros_like
+from symscan.tensor.creation import arange, eye, zeros_like
 from symscan.tensor.elemwise import ge, gt, le, lt, switch
 from symscan.tensor.linalg import (
     Cholesky,
     ChoSolve,
     Det,
+    Eigh,
+    Eigvalsh,
     MatrixInverse,
     SlogDet,
     Solve,
@@ -143,3 +149,48 @@ def cholesky_pullback(node, cotangents):
     s = swap_last(solve_triangular(factor, swap_last(m), lower=True, trans=1))  # (L^-T (L^-T Phi)^T)^T
     g_a = triangle(s + swap_last(s), lower=True, diagonal=False) + triangle(triangle(s, True), False)
     return [g_a if lower else swap_last(g_a)]
+
+
+# ---------------------------------------------------------------------------- decompositions
+def off_diagonal_reciprocal(w: Variable) -> Variable:
+    """F with F[..., i, j] = 1 / (w_j - w_i) off the diagonal and 0 on it (inf for a repeated w)."""
+    identity = eye(length(w, -1), dtype=w.dtype)
+    diff = dimshuffle(w, list(range(w.ndim - 1)) + ["x", w.ndim - 1]) - with_last_axis(w)
+    return (1 - identity) / (diff + identity)
+
+
+def with_last_axis(w: Variable) -> Variable:
+    """(..., n) as (..., n, 1): a column per matrix of the batch."""
+    return dimshuffle(w, list(range(w.ndim)) + ["x"])
+
+
+def scale_columns(v: Variable, w: Variable) -> Variable:
+    """v @ diag(w), batched."""
+    return v * dimshuffle(w, list(range(w.ndim - 1)) + ["x", w.ndim - 1])
+
+
+def fold_to_triangle(g: Variable, lower: bool) -> Variable:
+    """The gradient of a symmetric matrix built from one triangle of a: an entry off the diagonal
+    stands for two, so it gets g_ij + g_ji; the other triangle is zero."""
+    return triangle(g + swap_last(g), lower, diagonal=False) + triangle(triangle(g, True), False)
+
+
+@pullback(Eigh)
+def eigh_pullback(node, cotangents):
+    """a = V diag(w) V^T: gA = V (diag(gw) + F o (V^T gV)) V^T, F_ij = 1/(w_j - w_i), folded onto
+    the UPLO triangle. A repeated eigenvalue gives an infinite or undefined gradient through V."""
+    (g_w, g_v), (w, v) = cotangents, node.outputs
+    inner = 0
+    if g_v is not None:
+        inner = off_diagonal_reciprocal(w) * matmul(swap_last(v), g_v)
+    if g_w is not None:
+        inner = inner + eye(length(w, -1), dtype=w.dtype) * with_last_axis(g_w)
+    return [fold_to_triangle(matmul(matmul(v, inner), swap_last(v)), node.op.UPLO == "L")]
+
+
+@pullback(Eigvalsh)
+def eigvalsh_pullback(node, cotangents):
+    """dw_i = v_i^T dA v_i: gA = V diag(gw) V^T (V from an eigh of the same triangle)."""
+    (g_w,), (a,) = cotangents, node.inputs
+    _, v = Eigh(node.op.UPLO)(a)
+    return [fold_to_triangle(matmul(scale_columns(v, g_w), swap_last(v)), node.op.UPLO == "L")]
