@@ -1,5 +1,5 @@
 """Linear algebra with numpy.linalg's names and batching: ``inv``, ``det``, ``slogdet``,
-``solve``, ``cholesky``, the decompositions ``eigh`` and ``eigvalsh``, and scipy.linalg's
+``solve``, ``cholesky``, the decompositions ``eigh``, ``eigvalsh`` and ``qr``, and scipy.linalg's
 ``solve_triangular`` and ``cho_solve`` (ops);
 ``diagonal``, ``trace``, ``diag``, ``kron``, ``matrix_power`` and ``norm`` (built from other ops).
 
@@ -330,6 +330,28 @@ class Eigvalsh(Op):
             raise _did_not_converge("eigvalsh", node, err) from None
 
 
+@dataclass(frozen=True)
+class QR(Op):
+    """``numpy.linalg.qr``: a = q r with orthonormal columns q and upper-triangular r; ``mode``
+    "reduced" (q m x k, r k x n, k = min(m, n)), "complete" (q m x m, r m x n) or "r" (r alone)."""
+
+    mode: str = "reduced"
+
+    def make_node(self, a) -> Apply:
+        a = _float_input(a, "qr", "a")
+        m, n, k = _rows_cols(a)
+        batch = a.type.shape[:-2]
+        if self.mode == "r":
+            return Apply(self, [a], [TensorType(a.dtype, batch + (k, n))])
+        q_cols = m if self.mode == "complete" else k
+        r_rows = m if self.mode == "complete" else k
+        return Apply(self, [a], [TensorType(a.dtype, batch + (m, q_cols)), TensorType(a.dtype, batch + (r_rows, n))])
+
+    def perform(self, node, inputs):
+        result = np.linalg.qr(inputs[0], mode=self.mode)
+        return [result] if self.mode == "r" else list(result)
+
+
 # ---------------------------------------------------------------------------- functions
 def inv(a) -> Variable:
     """The inverse of a (stack of) square matrices (``numpy.linalg.inv``)."""
@@ -389,6 +411,15 @@ def eigh(a, UPLO: str = "L") -> tuple[Variable, Variable]:
 def eigvalsh(a, UPLO: str = "L") -> Variable:
     """The ascending eigenvalues of a (stack of) symmetric matrices (``numpy.linalg.eigvalsh``)."""
     return Eigvalsh(_uplo(UPLO, "eigvalsh"))(a)
+
+
+def qr(a, mode: str = "reduced"):
+    """(q, r) with a = q @ r (``numpy.linalg.qr``); r alone for ``mode="r"``."""
+    if mode not in QR_MODES:
+        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r} ('raw' and the "
+                         "deprecated modes are not in symscan)")
+    out = QR(mode)(a)
+    return out if mode == "r" else tuple(out)
 
 # ---------------------------------------------------------------------------- built from other ops
 # These are compositions of indexing, products and reductions: every backend (numba, ONNX

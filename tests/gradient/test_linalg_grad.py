@@ -177,6 +177,7 @@ def _decomposition_grad_cases(rng):
     function such as V diag(w^3) V^T, which do not change when a vector flips sign."""
     a, ab = symmetric(rng), symmetric(rng, 2)
     weights = rng.uniform(0.5, 1.5, size=(4, 4))
+    tall, q_weights, r_weights = rng.normal(size=(2, 5, 3)), rng.uniform(size=(5, 3)), rng.uniform(size=(3, 3))
 
     def eigh_cost(uplo):
         def cost(x):
@@ -190,6 +191,9 @@ def _decomposition_grad_cases(rng):
         "eigh values only": (lambda x: linalg.eigh(x)[0], [a]),
         "eigvalsh": (linalg.eigvalsh, [ab]),
         "eigvalsh upper": (lambda x: linalg.eigvalsh(x, "U"), [a]),
+        "qr q and r": (lambda x: (linalg.qr(x)[0] * q_weights).sum() + (linalg.qr(x)[1] * r_weights).sum(), [tall]),
+        "qr r": (lambda x: linalg.qr(x, mode="r"), [tall]),
+        "qr complete of a square a": (lambda x: linalg.qr(x, "complete")[0], [tall[0, :3]]),
     }
 
 
@@ -210,3 +214,15 @@ def test_decomposition_gradients_in_a_loop_agree_with_closed_forms(mode, rng):
     _, v = np.linalg.eigh(values)
     full = (v * w) @ np.swapaxes(v, -1, -2)
     np.testing.assert_allclose(got, np.tril(2 * full) - np.eye(4) * full, rtol=1e-9, atol=1e-12)
+
+
+def test_qr_gradient_refuses_what_it_does_not_implement(rng):
+    """m < n (or a tall a's complete q) is not implemented: at build time when the shapes say so,
+    else at run time."""
+    wide = T.dmatrix("wide")
+    f = ss.function([wide], ss.grad(linalg.qr(wide)[1].sum(), wide))
+    with pytest.raises(ValueError, match=r"qr: the gradient .* m >= n .* a is wide"):
+        f(rng.normal(size=(2, 4)))
+    tall = T.tensor("float64", (5, 3))
+    with pytest.raises(NotImplementedError, match=r"QR\(mode='complete'\) .* m == n .* a is 5 x 3"):
+        ss.grad(linalg.qr(tall, "complete")[0].sum(), tall)

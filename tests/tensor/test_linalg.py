@@ -296,8 +296,17 @@ def eigh_canonical(w, v):
     return w, v * column_signs(v)
 
 
+def qr_canonical(q, r=None):
+    """q's columns and r's matching rows with one sign (r's rows alone for mode "r")."""
+    if r is None:
+        return [q * np.swapaxes(column_signs(np.swapaxes(q, -1, -2)), -1, -2)]
+    signs = column_signs(q)
+    return q * signs, r * np.swapaxes(signs, -1, -2)
+
+
 def _decomposition_cases(rng):
     a, ab = symmetric(rng), symmetric(rng, 2)
+    tall, wide = rng.normal(size=(2, 5, 3)), rng.normal(size=(3, 5))
     upper_only = a + np.tril(rng.normal(size=a.shape), -1)  # UPLO="U" must ignore the lower triangle
     return [
         ("eigh", linalg.eigh, np.linalg.eigh, eigh_canonical, [ab]),
@@ -306,6 +315,11 @@ def _decomposition_cases(rng):
         ("eigvalsh", linalg.eigvalsh, np.linalg.eigvalsh, None, [ab]),
         ("eigvalsh upper", lambda x: linalg.eigvalsh(x, UPLO="U"), lambda x: np.linalg.eigvalsh(x, UPLO="U"), None,
          [upper_only]),
+        ("qr tall batch", linalg.qr, np.linalg.qr, qr_canonical, [tall]),
+        ("qr wide", linalg.qr, np.linalg.qr, qr_canonical, [wide]),
+        ("qr complete", lambda x: linalg.qr(x, "complete"), lambda x: np.linalg.qr(x, "complete"), qr_canonical,
+         [tall[0]]),
+        ("qr r", lambda x: linalg.qr(x, mode="r"), lambda x: np.linalg.qr(x, mode="r"), qr_canonical, [tall[0]]),
     ]
 
 
@@ -330,8 +344,9 @@ def test_decompositions_match_numpy(mode, rng):
     for name, op, reference, canonical, values in _decomposition_cases(rng):
         want = as_list(reference(*values))
         top, looped, f = top_level_and_looped(op, values, mode)
-        if mode == "numba" and np.ndim(values[0]) == 2:
-            assert f.backend_report() == ["scan: numba"], (name, f.backend_report())
+        if mode == "numba" and np.ndim(values[0]) == 2:  # numba's qr has no complete mode
+            where = "fast (QR(mode='complete')" if name == "qr complete" else "numba"
+            assert f.backend_report()[0].startswith(f"scan: {where}"), (name, f.backend_report())
         for got in (top, looped):
             if canonical is not None:
                 got, want = canonical(*got), canonical(*want)
@@ -343,19 +358,26 @@ def test_decomposition_static_shapes_and_dtypes():
     w, v = linalg.eigh(T.tensor("float32", (5, 3, None)))
     assert (w.type.shape, v.type.shape, w.dtype, v.dtype) == ((5, 3), (5, 3, 3), "float32", "float32")
     assert linalg.eigvalsh(T.tensor("float64", (2, None, None))).type.shape == (2, None)
+    tall, wide = T.tensor("float64", (7, 5, 3)), T.tensor("float32", (3, 5))
+    assert [v.type.shape for v in linalg.qr(tall)] == [(7, 5, 3), (7, 3, 3)]
+    assert [v.type.shape for v in linalg.qr(tall, "complete")] == [(7, 5, 5), (7, 5, 3)]
+    assert linalg.qr(wide, "r").type.shape == (3, 5) and linalg.qr(wide, "r").dtype == "float32"
+    assert [v.type.shape for v in linalg.qr(T.tensor("float64", (None, 3)))] == [(None, None), (None, 3)]
 
 
 @pytest.mark.parametrize("build, match", [
     (lambda: linalg.eigh(T.tensor("float64", (2, 3))), r"eigh: a must be square .*\(2, 3\)"),
     (lambda: linalg.eigh(T.dmatrix(), UPLO="X"), r"eigh: UPLO must be 'L' or 'U'"),
     (lambda: linalg.eigvalsh(T.lmatrix("m")), r"eigvalsh: a must be float32 or float64"),
+    (lambda: linalg.qr(T.dmatrix(), mode="raw"), r"qr: mode must be 'reduced', 'complete' or 'r', got 'raw'"),
+    (lambda: linalg.qr(T.dvector("v")), r"qr: a must be a matrix .* got 1-d"),
 ])
 def test_decomposition_build_time_errors(build, match):
     with pytest.raises((TypeError, ValueError), match=match):
         build()
 
 
-@pytest.mark.parametrize("op", [lambda a: linalg.eigh(a)[0], linalg.eigvalsh])
+@pytest.mark.parametrize("op", [lambda a: linalg.eigh(a)[0], linalg.eigvalsh, lambda a: linalg.qr(a)[1]])
 def test_decomposition_export_is_refused_by_name(op):
     a = T.fmatrix("a")
     with pytest.raises(ss.onnx.ExportError, match=r"(Eigh|Eigvalsh|QR|SVD|Pinv).* has no ONNX lowering"):

@@ -11,7 +11,7 @@ from symscan.tensor.assertion import Assert, check_conditions
 from symscan.tensor.broadcast import SumToShape, sum_to_shape
 from symscan.tensor.creation import Alloc
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
-from symscan.tensor.linalg import Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, SlogDet, Solve
+from symscan.tensor.linalg import QR, Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, SlogDet, Solve
 from symscan.tensor.math import Dot, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape, check_specified_shape
@@ -151,6 +151,7 @@ def emit_cholesky(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
 DECOMPOSITION_CALLS = {
     Eigh: lambda op, a: f"np.linalg.eigh({a}, UPLO={op.UPLO!r})",
     Eigvalsh: lambda op, a: f"np.linalg.eigvalsh({a}, UPLO={op.UPLO!r})",
+    QR: lambda op, a: f"np.linalg.qr({a}, mode={op.mode!r})",
 }
 """The numpy.linalg call of each decomposition, from the op's options and its input's name."""
 

@@ -19,7 +19,7 @@ from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Alloc, Arange
 from symscan.tensor.elemwise import Cast, Elemwise
-from symscan.tensor.linalg import Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, SlogDet, Solve
+from symscan.tensor.linalg import QR, Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, SlogDet, Solve
 from symscan.tensor.math import Dot, MatMul, Outer, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape
@@ -486,3 +486,13 @@ def emit_eigh(gen, node, ins: list[str], outs: list[str]) -> None:
     a = ins[0] if node.op.UPLO == "L" else f"np.ascontiguousarray({ins[0]}.T)"
     fn = "eigh" if isinstance(node.op, Eigh) else "eigvalsh"
     gen.line(f"{', '.join(outs)}{',' * (len(outs) > 1)} = np.linalg.{fn}({a})")
+
+
+@numba_emits(QR)
+def emit_qr(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's qr is the reduced one (no mode): "r" drops q; "complete" stays in Python."""
+    _one_matrix(node)
+    if node.op.mode == "complete":
+        raise NotCompilable("QR(mode='complete'): numba's np.linalg.qr computes the reduced factors only")
+    results = outs if node.op.mode == "reduced" else [f"_{outs[0]}_q", outs[0]]
+    gen.line(f"{', '.join(results)} = np.linalg.qr({ins[0]})")

@@ -16,10 +16,12 @@ from __future__ import annotations
 from symscan.gradient.ops.math import length, swap_last
 from symscan.gradient.registry import connections, pullback
 from symscan.graph.basic import Variable
+from symscan.tensor.assertion import assert_that
 from symscan.tensor.broadcast import sum_to
 from symscan.tensor.creation import arange, eye, zeros_like
-from symscan.tensor.elemwise import ge, gt, le, lt, switch
+from symscan.tensor.elemwise import eq, ge, gt, le, lt, switch
 from symscan.tensor.linalg import (
+    QR,
     Cholesky,
     ChoSolve,
     Det,
@@ -194,3 +196,40 @@ def eigvalsh_pullback(node, cotangents):
     (g_w,), (a,) = cotangents, node.inputs
     _, v = Eigh(node.op.UPLO)(a)
     return [fold_to_triangle(matmul(scale_columns(v, g_w), swap_last(v)), node.op.UPLO == "L")]
+
+
+def copy_lower_to_upper(m: Variable) -> Variable:
+    """m's lower triangle, mirrored onto its upper one."""
+    return triangle(m, lower=True) + swap_last(triangle(m, lower=True, diagonal=False))
+
+
+@pullback(QR)
+def qr_pullback(node, cotangents):
+    """For m >= n (reduced factors): M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^-T. A wide
+    a, or a tall one's complete q, is refused: when the build cannot tell, at run time."""
+    (a,), op = node.inputs, node.op
+    if op.mode == "r":
+        (q, r), g_q, (g_r,) = QR("reduced")(a), None, cotangents
+    else:
+        (q, r), (g_q, g_r) = node.outputs, cotangents
+    rows, cols = length(a, -2), length(a, -1)
+    needs = "m == n (a square a)" if op.mode == "complete" else "m >= n (a tall or square a)"
+    message = (f"qr: the gradient of QR(mode={op.mode!r}) is implemented for {needs}; a is {{}}; use "
+               "mode='reduced' with a tall a, or differentiate qr of a's transpose")
+    holds = eq(rows, cols) if op.mode == "complete" else ge(rows, cols)
+    if isinstance(rows, int) and isinstance(cols, int):
+        if not (rows == cols if op.mode == "complete" else rows >= cols):
+            raise NotImplementedError(message.format(f"{rows} x {cols}"))
+        holds = None
+    m = 0
+    if g_r is not None:
+        m = matmul(r, swap_last(g_r))
+    if g_q is not None:
+        m = m - matmul(swap_last(g_q), q)
+    b = matmul(q, copy_lower_to_upper(m))
+    if g_q is not None:
+        b = b + g_q
+    if holds is not None:  # checked before the solve, which would fail on a wide a's r
+        r = assert_that(r, holds, message=message.format("wide (m < n)" if op.mode != "complete" else "not square"))
+    # B R^-T = (R^-1 B^T)^T; a general solve keeps the gradient in numba's kernel (scipy's is not)
+    return [swap_last(solve(r, swap_last(b)))]
