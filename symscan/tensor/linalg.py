@@ -1,5 +1,5 @@
 """Linear algebra with numpy.linalg's names and batching: ``inv``, ``det``, ``slogdet``,
-``solve``, ``cholesky``, the decompositions ``eigh``, ``eigvalsh`` and ``qr``, and scipy.linalg's
+``solve``, ``cholesky``, ``pinv``, the decompositions ``eigh``, ``eigvalsh``, ``qr`` and ``svd``, and scipy.linalg's
 ``solve_triangular`` and ``cho_solve`` (ops);
 ``diagonal``, ``trace``, ``diag``, ``kron``, ``matrix_power`` and ``norm`` (built from other ops).
 
@@ -50,7 +50,7 @@ def _square(x: Variable, opname: str, role: str) -> None:
     rows, cols = x.type.shape[-2:]
     if rows is not None and cols is not None and rows != cols:
         raise ValueError(f"{opname}: {role} must be square in its last two axes, got shape "
-                         f"{x.type.shape} ({describe(x)}); use a square matrix (lstsq/pinv are not in symscan yet)")
+                         f"{x.type.shape} ({describe(x)}); use a square matrix, or pinv for any shape")
 
 
 def _square_matrix(x, opname: str, role: str = "a") -> Variable:
@@ -352,6 +352,50 @@ class QR(Op):
         return [result] if self.mode == "r" else list(result)
 
 
+@dataclass(frozen=True)
+class SVD(Op):
+    """``numpy.linalg.svd``: a = u diag(s) vh with descending s; u m x m and vh n x n with
+    ``full_matrices``, else m x k and k x n (k = min(m, n)); s alone without ``compute_uv``."""
+
+    full_matrices: bool = True
+    compute_uv: bool = True
+
+    def make_node(self, a) -> Apply:
+        a = _float_input(a, "svd", "a")
+        m, n, k = _rows_cols(a)
+        batch = a.type.shape[:-2]
+        s = TensorType(a.dtype, batch + (k,))
+        if not self.compute_uv:
+            return Apply(self, [a], [s])
+        u_cols, vh_rows = (m, n) if self.full_matrices else (k, k)
+        u, vh = TensorType(a.dtype, batch + (m, u_cols)), TensorType(a.dtype, batch + (vh_rows, n))
+        return Apply(self, [a], [u, s, vh])
+
+    def perform(self, node, inputs):
+        try:
+            result = np.linalg.svd(inputs[0], full_matrices=self.full_matrices, compute_uv=self.compute_uv)
+        except np.linalg.LinAlgError as err:
+            raise _did_not_converge("svd", node, err) from None
+        return list(result) if self.compute_uv else [result]
+
+
+@dataclass(frozen=True)
+class Pinv(Op):
+    """``numpy.linalg.pinv``: the Moore-Penrose pseudo-inverse (n x m for an m x n a), singular
+    values below max(m, n) * eps * the largest taken as zero (numpy's default)."""
+
+    def make_node(self, a) -> Apply:
+        a = _float_input(a, "pinv", "a")
+        m, n = a.type.shape[-2:]
+        return Apply(self, [a], [TensorType(a.dtype, a.type.shape[:-2] + (n, m))])
+
+    def perform(self, node, inputs):
+        try:
+            return [np.linalg.pinv(inputs[0])]
+        except np.linalg.LinAlgError as err:
+            raise _did_not_converge("pinv", node, err) from None
+
+
 # ---------------------------------------------------------------------------- functions
 def inv(a) -> Variable:
     """The inverse of a (stack of) square matrices (``numpy.linalg.inv``)."""
@@ -420,6 +464,17 @@ def qr(a, mode: str = "reduced"):
                          "deprecated modes are not in symscan)")
     out = QR(mode)(a)
     return out if mode == "r" else tuple(out)
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True):
+    """(u, s, vh) with a = u @ diag(s) @ vh (``numpy.linalg.svd``); s alone without ``compute_uv``."""
+    out = SVD(bool(full_matrices), bool(compute_uv))(a)
+    return tuple(out) if compute_uv else out
+
+
+def pinv(a) -> Variable:
+    """The Moore-Penrose pseudo-inverse of a (stack of) matrices (``numpy.linalg.pinv``)."""
+    return Pinv()(a)
 
 # ---------------------------------------------------------------------------- built from other ops
 # These are compositions of indexing, products and reductions: every backend (numba, ONNX
@@ -549,8 +604,8 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> Variable:
         pick = reduce_max if ord > 0 else reduce_min
         result = pick(sums, axis=other - (other > summed))
     else:
-        raise ValueError(f"norm: the matrix norm ord={ord!r} needs singular values, which symscan has no op for yet; "
-                         "use ord=None/'fro', 1, -1, inf or -inf")
+        raise ValueError(f"norm: the matrix norm ord={ord!r} needs singular values, which norm does not compute; "
+                         "use ord=None/'fro', 1, -1, inf or -inf, or reduce svd(x, compute_uv=False) yourself")
     return _keep(result, x.ndim, axes, keepdims)
 
 

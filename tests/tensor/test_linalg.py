@@ -304,6 +304,11 @@ def qr_canonical(q, r=None):
     return q * signs, r * np.swapaxes(signs, -1, -2)
 
 
+def svd_canonical(u, s, vh):
+    """u's columns and vh's rows, each with the sign of its largest entry."""
+    return u * column_signs(u), s, vh * np.swapaxes(column_signs(np.swapaxes(vh, -1, -2)), -1, -2)
+
+
 def _decomposition_cases(rng):
     a, ab = symmetric(rng), symmetric(rng, 2)
     tall, wide = rng.normal(size=(2, 5, 3)), rng.normal(size=(3, 5))
@@ -320,6 +325,14 @@ def _decomposition_cases(rng):
         ("qr complete", lambda x: linalg.qr(x, "complete"), lambda x: np.linalg.qr(x, "complete"), qr_canonical,
          [tall[0]]),
         ("qr r", lambda x: linalg.qr(x, mode="r"), lambda x: np.linalg.qr(x, mode="r"), qr_canonical, [tall[0]]),
+        ("svd full", linalg.svd, np.linalg.svd, svd_canonical, [tall]),
+        ("svd reduced wide", lambda x: linalg.svd(x, full_matrices=False),
+         lambda x: np.linalg.svd(x, full_matrices=False), svd_canonical, [wide]),
+        ("svd values", lambda x: linalg.svd(x, compute_uv=False), lambda x: np.linalg.svd(x, compute_uv=False),
+         None, [wide]),
+        ("pinv", linalg.pinv, np.linalg.pinv, None, [tall]),
+        ("pinv wide", linalg.pinv, np.linalg.pinv, None, [wide]),
+        ("pinv rank-deficient", linalg.pinv, np.linalg.pinv, None, [np.outer(wide[0], wide[1])]),
     ]
 
 
@@ -363,6 +376,10 @@ def test_decomposition_static_shapes_and_dtypes():
     assert [v.type.shape for v in linalg.qr(tall, "complete")] == [(7, 5, 5), (7, 5, 3)]
     assert linalg.qr(wide, "r").type.shape == (3, 5) and linalg.qr(wide, "r").dtype == "float32"
     assert [v.type.shape for v in linalg.qr(T.tensor("float64", (None, 3)))] == [(None, None), (None, 3)]
+    assert [v.type.shape for v in linalg.svd(tall)] == [(7, 5, 5), (7, 3), (7, 3, 3)]
+    assert [v.type.shape for v in linalg.svd(wide, full_matrices=False)] == [(3, 3), (3,), (3, 5)]
+    assert linalg.svd(T.tensor("float64", (None, 4)), compute_uv=False).type.shape == (None,)
+    assert linalg.pinv(tall).type.shape == (7, 3, 5) and linalg.pinv(wide).dtype == "float32"
 
 
 @pytest.mark.parametrize("build, match", [
@@ -371,13 +388,17 @@ def test_decomposition_static_shapes_and_dtypes():
     (lambda: linalg.eigvalsh(T.lmatrix("m")), r"eigvalsh: a must be float32 or float64"),
     (lambda: linalg.qr(T.dmatrix(), mode="raw"), r"qr: mode must be 'reduced', 'complete' or 'r', got 'raw'"),
     (lambda: linalg.qr(T.dvector("v")), r"qr: a must be a matrix .* got 1-d"),
+    (lambda: linalg.svd(T.imatrix()), r"svd: a must be float32 or float64"),
+    (lambda: linalg.pinv(T.dscalar()), r"pinv: a must be a matrix"),
+    (lambda: linalg.solve(T.tensor("float64", (2, 3)), T.dvector()), r"square .* or pinv for any shape"),
 ])
 def test_decomposition_build_time_errors(build, match):
     with pytest.raises((TypeError, ValueError), match=match):
         build()
 
 
-@pytest.mark.parametrize("op", [lambda a: linalg.eigh(a)[0], linalg.eigvalsh, lambda a: linalg.qr(a)[1]])
+@pytest.mark.parametrize("op", [lambda a: linalg.eigh(a)[0], linalg.eigvalsh, lambda a: linalg.qr(a)[1],
+                                lambda a: linalg.svd(a, compute_uv=False), linalg.pinv])
 def test_decomposition_export_is_refused_by_name(op):
     a = T.fmatrix("a")
     with pytest.raises(ss.onnx.ExportError, match=r"(Eigh|Eigvalsh|QR|SVD|Pinv).* has no ONNX lowering"):

@@ -11,7 +11,7 @@ from symscan.tensor.assertion import Assert, check_conditions
 from symscan.tensor.broadcast import SumToShape, sum_to_shape
 from symscan.tensor.creation import Alloc
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
-from symscan.tensor.linalg import QR, Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, SlogDet, Solve
+from symscan.tensor.linalg import QR, SVD, Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, Pinv, SlogDet, Solve
 from symscan.tensor.math import Dot, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape, check_specified_shape
@@ -152,6 +152,8 @@ DECOMPOSITION_CALLS = {
     Eigh: lambda op, a: f"np.linalg.eigh({a}, UPLO={op.UPLO!r})",
     Eigvalsh: lambda op, a: f"np.linalg.eigvalsh({a}, UPLO={op.UPLO!r})",
     QR: lambda op, a: f"np.linalg.qr({a}, mode={op.mode!r})",
+    SVD: lambda op, a: f"np.linalg.svd({a}, full_matrices={op.full_matrices}, compute_uv={op.compute_uv})",
+    Pinv: lambda op, a: f"np.linalg.pinv({a})",
 }
 """The numpy.linalg call of each decomposition, from the op's options and its input's name."""
 

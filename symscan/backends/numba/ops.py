@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from symscan.backends.fast.codegen import emits
 from symscan.backends.numba.blas import matmul_helper
 from symscan.backends.numba.ufuncs import numpy_loop
@@ -19,7 +21,7 @@ from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Alloc, Arange
 from symscan.tensor.elemwise import Cast, Elemwise
-from symscan.tensor.linalg import QR, Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, SlogDet, Solve
+from symscan.tensor.linalg import QR, SVD, Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, Pinv, SlogDet, Solve
 from symscan.tensor.math import Dot, MatMul, Outer, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape
@@ -496,3 +498,19 @@ def emit_qr(gen, node, ins: list[str], outs: list[str]) -> None:
         raise NotCompilable("QR(mode='complete'): numba's np.linalg.qr computes the reduced factors only")
     results = outs if node.op.mode == "reduced" else [f"_{outs[0]}_q", outs[0]]
     gen.line(f"{', '.join(results)} = np.linalg.qr({ins[0]})")
+
+
+@numba_emits(SVD)
+def emit_svd(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's svd always computes the vectors: without ``compute_uv`` they are dropped."""
+    _one_matrix(node)
+    results = outs if node.op.compute_uv else [f"_{outs[0]}_u", outs[0], f"_{outs[0]}_vh"]
+    gen.line(f"{', '.join(results)} = np.linalg.svd({ins[0]}, {node.op.full_matrices})")
+
+
+@numba_emits(Pinv)
+def emit_pinv(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's default cutoff is 1e-15 * the largest singular value; numpy's (given here) is
+    max(m, n) * eps of the dtype."""
+    eps = float(np.finfo(_one_matrix(node)).eps)
+    gen.line(f"{outs[0]} = np.linalg.pinv({ins[0]}, {eps!r} * max({ins[0]}.shape[0], {ins[0]}.shape[1]))")

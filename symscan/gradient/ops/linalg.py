@@ -18,16 +18,18 @@ from symscan.gradient.registry import connections, pullback
 from symscan.graph.basic import Variable
 from symscan.tensor.assertion import assert_that
 from symscan.tensor.broadcast import sum_to
-from symscan.tensor.creation import arange, eye, zeros_like
-from symscan.tensor.elemwise import eq, ge, gt, le, lt, switch
+from symscan.tensor.creation import arange, zeros_like
+from symscan.tensor.elemwise import cast, eq, ge, gt, le, lt, switch
 from symscan.tensor.linalg import (
     QR,
+    SVD,
     Cholesky,
     ChoSolve,
     Det,
     Eigh,
     Eigvalsh,
     MatrixInverse,
+    Pinv,
     SlogDet,
     Solve,
     SolveTriangular,
@@ -154,9 +156,16 @@ def cholesky_pullback(node, cotangents):
 
 
 # ---------------------------------------------------------------------------- decompositions
+def identity_for(w: Variable) -> Variable:
+    """The n x n identity for a (..., n) w, in w's dtype. Built from arange rather than Eye,
+    which has no numba form: the reverse loop of a scan stays in numba's kernel."""
+    index = arange(length(w, -1))
+    return cast(eq(dimshuffle(index, [0, "x"]), dimshuffle(index, ["x", 0])), w.dtype)
+
+
 def off_diagonal_reciprocal(w: Variable) -> Variable:
     """F with F[..., i, j] = 1 / (w_j - w_i) off the diagonal and 0 on it (inf for a repeated w)."""
-    identity = eye(length(w, -1), dtype=w.dtype)
+    identity = identity_for(w)
     diff = dimshuffle(w, list(range(w.ndim - 1)) + ["x", w.ndim - 1]) - with_last_axis(w)
     return (1 - identity) / (diff + identity)
 
@@ -186,7 +195,7 @@ def eigh_pullback(node, cotangents):
     if g_v is not None:
         inner = off_diagonal_reciprocal(w) * matmul(swap_last(v), g_v)
     if g_w is not None:
-        inner = inner + eye(length(w, -1), dtype=w.dtype) * with_last_axis(g_w)
+        inner = inner + identity_for(w) * with_last_axis(g_w)
     return [fold_to_triangle(matmul(matmul(v, inner), swap_last(v)), node.op.UPLO == "L")]
 
 
@@ -233,3 +242,63 @@ def qr_pullback(node, cotangents):
         r = assert_that(r, holds, message=message.format("wide (m < n)" if op.mode != "complete" else "not square"))
     # B R^-T = (R^-1 B^T)^T; a general solve keeps the gradient in numba's kernel (scipy's is not)
     return [swap_last(solve(r, swap_last(b)))]
+
+
+@pullback(SVD)
+def svd_pullback(node, cotangents):
+    """Values only: gA = U diag(gs) V^T (reduced U, V). With vectors (reduced, or full of a
+    square a), with E_ij = 1/(s_j^2 - s_i^2) off the diagonal:
+    gA = U [(E o (U^T gU - gU^T U)) S + S (E o (V^T gV - gV^T V)) + diag(gs)] V^T
+         + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T).
+    A repeated (or, with vectors, zero) singular value gives an infinite or undefined gradient."""
+    (a,), op = node.inputs, node.op
+    if not op.compute_uv:
+        (g_s,) = cotangents
+        u, _, vh = SVD(full_matrices=False)(a)
+        return [matmul(scale_columns(u, g_s), vh)]
+    rows, cols = length(a, -2), length(a, -1)
+    holds = None
+    if op.full_matrices:
+        message = ("svd: the gradient through u or vh with full_matrices=True is implemented for a square a; "
+                   "a is {}; use svd(a, full_matrices=False), whose u and vh span the same singular vectors")
+        if isinstance(rows, int) and isinstance(cols, int):
+            if rows != cols:
+                raise NotImplementedError(message.format(f"{rows} x {cols}"))
+        else:
+            holds = eq(rows, cols)
+    (g_u, g_s, g_vh), (u, s, vh) = cotangents, node.outputs
+    if holds is not None:  # checked where it is used, before the shapes go wrong
+        u = assert_that(u, holds, message=message.format("not square"))
+    v = swap_last(vh)
+    squares = s * s
+    e = off_diagonal_reciprocal(squares)
+    inner = 0 if g_s is None else identity_for(s) * with_last_axis(g_s)
+    outer = 0
+    if g_u is not None:
+        u_t_g = matmul(swap_last(u), g_u)
+        inner = inner + scale_columns(e * (u_t_g - swap_last(u_t_g)), s)
+        g_u_s = scale_columns(g_u, 1 / s)
+        outer = g_u_s - matmul(u, matmul(swap_last(u), g_u_s))  # (I - U U^T) gU S^-1
+        outer = matmul(outer, vh)
+    if g_vh is not None:
+        g_v = swap_last(g_vh)
+        v_t_g = matmul(vh, g_v)
+        inner = inner + with_last_axis(s) * (e * (v_t_g - swap_last(v_t_g)))
+        g_v_s = scale_columns(g_v, 1 / s)
+        projected = g_v_s - matmul(v, matmul(vh, g_v_s))  # (I - V V^T) gV S^-1
+        outer = outer + matmul(u, swap_last(projected))
+    return [matmul(matmul(u, inner), vh) + outer]
+
+
+@pullback(Pinv)
+def pinv_pullback(node, cotangents):
+    """Golub and Pereyra (1973), for a of constant rank: with X = A^+,
+    gA = -X^T G X^T + (I - A X) G^T X X^T + X^T X G^T (I - X A)."""
+    (g,), (a,), (x,) = cotangents, node.inputs, node.outputs
+    x_t, g_t = swap_last(x), swap_last(g)
+    first = -matmul(matmul(x_t, g), x_t)
+    h = matmul(g_t, matmul(x, x_t))
+    second = h - matmul(a, matmul(x, h))
+    k = matmul(matmul(x_t, x), g_t)
+    third = k - matmul(matmul(k, x), a)
+    return [first + second + third]
