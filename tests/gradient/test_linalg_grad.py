@@ -154,3 +154,130 @@ def _derived_cases(rng):
 def test_verify_grad_derived(name, rng):
     fn, point = _derived_cases(rng)[name]
     ss.verify_grad(fn, point, rng=rng)
+
+
+# ---------------------------------------------------------------------------- decompositions
+def symmetric(rng, *batch, n=4):
+    """Symmetric matrices with well-separated eigenvalues (-1.5, 0, 1.5, ...)."""
+    q, _ = np.linalg.qr(rng.normal(size=batch + (n, n)))
+    return (q * (1.5 * np.arange(n) - 1.5)) @ np.swapaxes(q, -1, -2)
+
+
+def transposed(x):
+    return T.dimshuffle(x, list(range(x.ndim - 2)) + [x.ndim - 1, x.ndim - 2])
+
+
+def rows(w):
+    """(..., n) as (..., 1, n): scales the columns of a matrix it multiplies."""
+    return T.dimshuffle(w, list(range(w.ndim - 1)) + ["x", w.ndim - 1])
+
+
+def _decomposition_grad_cases(rng):
+    """Costs of eigen/singular vectors are gauge invariant: squares of entries, or a matrix
+    function such as V diag(w^3) V^T, which do not change when a vector flips sign."""
+    a, ab = symmetric(rng), symmetric(rng, 2)
+    weights = rng.uniform(0.5, 1.5, size=(4, 4))
+    tall, q_weights, r_weights = rng.normal(size=(2, 5, 3)), rng.uniform(size=(5, 3)), rng.uniform(size=(3, 3))
+    wide, square = rng.normal(size=(3, 5)), rng.normal(size=(4, 4))
+
+    def svd_cost(full_matrices, k):
+        """k = min(m, n): with full_matrices, only the vectors of the k singular values."""
+        def cost(x):
+            u, s, vh = linalg.svd(x, full_matrices)
+            return (T.matmul(u[..., :, :k] * rows(s ** 2), transposed(u[..., :, :k])) * 1.3).sum() + s.sum() \
+                + T.matmul(transposed(vh[..., :k, :]) * rows(s ** 3), vh[..., :k, :]).sum() \
+                + ((u * u)[..., :2, :k] * 1.7).sum() + ((vh * vh)[..., :k, :2] * 0.7).sum()
+        return cost
+
+    def eigh_cost(uplo):
+        def cost(x):
+            w, v = linalg.eigh(x, uplo)
+            return (v * v * weights).sum() + T.matmul(v * rows(w ** 3), transposed(v)).sum() + w.sum()
+        return cost
+
+    return {
+        "eigh": (eigh_cost("L"), [ab]),
+        "eigh upper": (eigh_cost("U"), [a]),
+        "eigh values only": (lambda x: linalg.eigh(x)[0], [a]),
+        "eigvalsh": (linalg.eigvalsh, [ab]),
+        "eigvalsh upper": (lambda x: linalg.eigvalsh(x, "U"), [a]),
+        "qr q and r": (lambda x: (linalg.qr(x)[0] * q_weights).sum() + (linalg.qr(x)[1] * r_weights).sum(), [tall]),
+        "qr r": (lambda x: linalg.qr(x, mode="r"), [tall]),
+        "qr complete of a square a": (lambda x: linalg.qr(x, "complete")[0], [tall[0, :3]]),
+        "svd reduced tall": (svd_cost(False, 3), [tall]),
+        "svd reduced wide": (svd_cost(False, 3), [wide]),
+        "svd full square": (svd_cost(True, 4), [square]),
+        "svd values": (lambda x: linalg.svd(x, compute_uv=False), [tall]),
+        "pinv tall": (linalg.pinv, [tall]),
+        "pinv wide": (linalg.pinv, [wide]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_decomposition_grad_cases(np.random.default_rng(0))))
+def test_verify_grad_decompositions(name, rng):
+    fn, point = _decomposition_grad_cases(rng)[name]
+    ss.verify_grad(fn, point, rng=rng)
+
+
+@pytest.mark.parametrize("mode", MODES_TESTED)
+def test_decomposition_gradients_in_a_loop_agree_with_closed_forms(mode, rng):
+    """Through scan in every mode (numba's kernel), against numpy closed forms: eigvalsh's
+    V diag(gw) V^T folded onto the lower triangle."""
+    a, w = T.dtensor3("a"), rng.uniform(0.5, 1.5, size=4)
+    values = symmetric(rng, 2)
+    out, _ = ss.scan(lambda m: (linalg.eigvalsh(m) * w).sum(), sequences=a)
+    f = ss.function([a], ss.grad(out.sum(), a), mode=mode)
+    got = f(values)
+    _, v = np.linalg.eigh(values)
+    full = (v * w) @ np.swapaxes(v, -1, -2)
+    np.testing.assert_allclose(got, np.tril(2 * full) - np.eye(4) * full, rtol=1e-9, atol=1e-12)
+    if mode == "numba":
+        assert all(line.endswith(": numba") for line in f.backend_report()), f.backend_report()
+
+
+@pytest.mark.parametrize("mode", MODES_TESTED)
+def test_decomposition_gradients_of_one_loop_agree_across_modes(mode, rng):
+    """qr, svd and pinv differentiated through scan: numba runs both loops in its kernel, and
+    every mode gives py's gradient (which verify_grad checks above); svd's values against
+    U diag(gs) V^T."""
+    a, w = T.dtensor3("a"), rng.uniform(0.5, 1.5, size=(5, 3))
+
+    def step(m):
+        u, s, vh = linalg.svd(m, full_matrices=False)
+        vectors = (u * u * w).sum() + (vh * vh * w[:3]).sum()  # no slices: their gradient leaves numba's kernel
+        return (linalg.qr(m)[1] * w[:3]).sum() + (linalg.pinv(m) * w.T).sum() + vectors, (s * w[0]).sum()
+
+    (out, values_only), _ = ss.scan(step, sequences=a)
+    point = rng.normal(size=(2, 5, 3))
+    grads = [ss.grad(out.sum(), a), ss.grad(values_only.sum(), a)]
+    f = ss.function([a], grads, mode=mode)
+    got = f(point)
+    for g, want in zip(got, ss.function([a], grads, mode="py")(point)):
+        np.testing.assert_allclose(g, want, rtol=1e-9, atol=1e-12)
+    u, _, vh = np.linalg.svd(point, full_matrices=False)
+    np.testing.assert_allclose(got[1], (u * w[0]) @ vh, rtol=1e-9, atol=1e-12)
+    if mode == "numba":
+        assert all(line.endswith(": numba") for line in f.backend_report()), f.backend_report()
+
+
+def test_svd_vector_gradient_of_a_full_non_square_svd_is_refused(rng):
+    tall = T.tensor("float64", (5, 3))
+    with pytest.raises(NotImplementedError, match=r"svd: .*full_matrices=True .* a square a; a is 5 x 3.*"
+                                                  r"full_matrices=False"):
+        ss.grad(linalg.svd(tall)[0].sum(), tall)
+    a = T.dmatrix("a")
+    f = ss.function([a], ss.grad(linalg.svd(a)[2].sum(), a))
+    with pytest.raises(ValueError, match=r"svd: the gradient .* a is not square"):
+        f(rng.normal(size=(5, 3)))
+
+
+def test_qr_gradient_refuses_what_it_does_not_implement(rng):
+    """m < n (or a tall a's complete q) is not implemented: at build time when the shapes say so,
+    else at run time."""
+    wide = T.dmatrix("wide")
+    f = ss.function([wide], ss.grad(linalg.qr(wide)[1].sum(), wide))
+    with pytest.raises(ValueError, match=r"qr: the gradient .* m >= n .* a is wide"):
+        f(rng.normal(size=(2, 4)))
+    tall = T.tensor("float64", (5, 3))
+    with pytest.raises(NotImplementedError, match=r"QR\(mode='complete'\) .* m == n .* a is 5 x 3"):
+        ss.grad(linalg.qr(tall, "complete")[0].sum(), tall)

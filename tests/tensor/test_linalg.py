@@ -277,3 +277,129 @@ def test_empty_batch(mode):
     outs = [linalg.solve_triangular(a, b, lower=True), linalg.cho_solve((a, True), b), linalg.solve(a, b)]
     for got in run([a, b], outs, np.zeros((0, 3, 3)), np.ones(3), mode=mode):
         assert got.shape == (0, 3) and got.dtype == np.float64
+
+
+# ---------------------------------------------------------------------------- decompositions
+def symmetric(rng, *batch, n=4):
+    """Symmetric matrices with well-separated eigenvalues (-1.5, 0, 1.5, ...)."""
+    q, _ = np.linalg.qr(rng.normal(size=batch + (n, n)))
+    return (q * (1.5 * np.arange(n) - 1.5)) @ np.swapaxes(q, -1, -2)
+
+
+def column_signs(m):
+    """The sign of each column's largest entry: eigen/singular vectors are unique up to sign."""
+    index = np.argmax(np.abs(m), axis=-2)[..., None, :]
+    return np.sign(np.take_along_axis(m, index, axis=-2))
+
+
+def eigh_canonical(w, v):
+    return w, v * column_signs(v)
+
+
+def qr_canonical(q, r=None):
+    """q's columns and r's matching rows with one sign (r's rows alone for mode "r")."""
+    if r is None:
+        return [q * np.swapaxes(column_signs(np.swapaxes(q, -1, -2)), -1, -2)]
+    signs = column_signs(q)
+    return q * signs, r * np.swapaxes(signs, -1, -2)
+
+
+def svd_canonical(u, s, vh):
+    """u's columns and vh's rows, each with the sign of its largest entry."""
+    return u * column_signs(u), s, vh * np.swapaxes(column_signs(np.swapaxes(vh, -1, -2)), -1, -2)
+
+
+def _decomposition_cases(rng):
+    a, ab = symmetric(rng), symmetric(rng, 2)
+    tall, wide = rng.normal(size=(2, 5, 3)), rng.normal(size=(3, 5))
+    upper_only = a + np.tril(rng.normal(size=a.shape), -1)  # UPLO="U" must ignore the lower triangle
+    return [
+        ("eigh", linalg.eigh, np.linalg.eigh, eigh_canonical, [ab]),
+        ("eigh upper", lambda x: linalg.eigh(x, "U"), lambda x: np.linalg.eigh(x, "U"), eigh_canonical,
+         [upper_only]),
+        ("eigvalsh", linalg.eigvalsh, np.linalg.eigvalsh, None, [ab]),
+        ("eigvalsh upper", lambda x: linalg.eigvalsh(x, UPLO="U"), lambda x: np.linalg.eigvalsh(x, UPLO="U"), None,
+         [upper_only]),
+        ("qr tall batch", linalg.qr, np.linalg.qr, qr_canonical, [tall]),
+        ("qr wide", linalg.qr, np.linalg.qr, qr_canonical, [wide]),
+        ("qr complete", lambda x: linalg.qr(x, "complete"), lambda x: np.linalg.qr(x, "complete"), qr_canonical,
+         [tall[0]]),
+        ("qr r", lambda x: linalg.qr(x, mode="r"), lambda x: np.linalg.qr(x, mode="r"), qr_canonical, [tall[0]]),
+        ("svd full", linalg.svd, np.linalg.svd, svd_canonical, [tall]),
+        ("svd reduced wide", lambda x: linalg.svd(x, full_matrices=False),
+         lambda x: np.linalg.svd(x, full_matrices=False), svd_canonical, [wide]),
+        ("svd values", lambda x: linalg.svd(x, compute_uv=False), lambda x: np.linalg.svd(x, compute_uv=False),
+         None, [wide]),
+        ("pinv", linalg.pinv, np.linalg.pinv, None, [tall]),
+        ("pinv wide", linalg.pinv, np.linalg.pinv, None, [wide]),
+        ("pinv rank-deficient", linalg.pinv, np.linalg.pinv, None, [np.outer(wide[0], wide[1])]),
+    ]
+
+
+def as_list(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def top_level_and_looped(op, values, mode):
+    """op's outputs on values, computed at the top level and inside a one-step scan."""
+    inputs = [T.tensor("float64", (None,) * np.ndim(x)) for x in values]
+    top = run(inputs, as_list(op(*inputs)), *values, mode=mode)
+    stacked = [T.tensor("float64", (None,) * (np.ndim(x) + 1)) for x in values]
+    looped, _ = ss.scan(lambda *xs: as_list(op(*xs)), sequences=stacked)
+    f = ss.function(stacked, as_list(looped), mode=mode)
+    return top, [g[0] for g in f(*[x[None] for x in values])], f
+
+
+@pytest.mark.parametrize("mode", MODES_TESTED)
+def test_decompositions_match_numpy(mode, rng):
+    """Values in every mode, top level and inside a loop (numba's kernel for one 2-d matrix),
+    with the vectors' signs made canonical on both sides."""
+    for name, op, reference, canonical, values in _decomposition_cases(rng):
+        want = as_list(reference(*values))
+        top, looped, f = top_level_and_looped(op, values, mode)
+        if mode == "numba" and np.ndim(values[0]) == 2:  # numba's qr has no complete mode
+            where = "fast (QR(mode='complete')" if name == "qr complete" else "numba"
+            assert f.backend_report()[0].startswith(f"scan: {where}"), (name, f.backend_report())
+        for got in (top, looped):
+            if canonical is not None:
+                got, want = canonical(*got), canonical(*want)
+            for g, w in zip(got, want):
+                assert_close(g, w, f"{name} ({mode})")
+
+
+def test_decomposition_static_shapes_and_dtypes():
+    w, v = linalg.eigh(T.tensor("float32", (5, 3, None)))
+    assert (w.type.shape, v.type.shape, w.dtype, v.dtype) == ((5, 3), (5, 3, 3), "float32", "float32")
+    assert linalg.eigvalsh(T.tensor("float64", (2, None, None))).type.shape == (2, None)
+    tall, wide = T.tensor("float64", (7, 5, 3)), T.tensor("float32", (3, 5))
+    assert [v.type.shape for v in linalg.qr(tall)] == [(7, 5, 3), (7, 3, 3)]
+    assert [v.type.shape for v in linalg.qr(tall, "complete")] == [(7, 5, 5), (7, 5, 3)]
+    assert linalg.qr(wide, "r").type.shape == (3, 5) and linalg.qr(wide, "r").dtype == "float32"
+    assert [v.type.shape for v in linalg.qr(T.tensor("float64", (None, 3)))] == [(None, None), (None, 3)]
+    assert [v.type.shape for v in linalg.svd(tall)] == [(7, 5, 5), (7, 3), (7, 3, 3)]
+    assert [v.type.shape for v in linalg.svd(wide, full_matrices=False)] == [(3, 3), (3,), (3, 5)]
+    assert linalg.svd(T.tensor("float64", (None, 4)), compute_uv=False).type.shape == (None,)
+    assert linalg.pinv(tall).type.shape == (7, 3, 5) and linalg.pinv(wide).dtype == "float32"
+
+
+@pytest.mark.parametrize("build, match", [
+    (lambda: linalg.eigh(T.tensor("float64", (2, 3))), r"eigh: a must be square .*\(2, 3\)"),
+    (lambda: linalg.eigh(T.dmatrix(), UPLO="X"), r"eigh: UPLO must be 'L' or 'U'"),
+    (lambda: linalg.eigvalsh(T.lmatrix("m")), r"eigvalsh: a must be float32 or float64"),
+    (lambda: linalg.qr(T.dmatrix(), mode="raw"), r"qr: mode must be 'reduced', 'complete' or 'r', got 'raw'"),
+    (lambda: linalg.qr(T.dvector("v")), r"qr: a must be a matrix .* got 1-d"),
+    (lambda: linalg.svd(T.imatrix()), r"svd: a must be float32 or float64"),
+    (lambda: linalg.pinv(T.dscalar()), r"pinv: a must be a matrix"),
+    (lambda: linalg.solve(T.tensor("float64", (2, 3)), T.dvector()), r"square .* or pinv for any shape"),
+])
+def test_decomposition_build_time_errors(build, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        build()
+
+
+@pytest.mark.parametrize("op", [lambda a: linalg.eigh(a)[0], linalg.eigvalsh, lambda a: linalg.qr(a)[1],
+                                lambda a: linalg.svd(a, compute_uv=False), linalg.pinv])
+def test_decomposition_export_is_refused_by_name(op):
+    a = T.fmatrix("a")
+    with pytest.raises(ss.onnx.ExportError, match=r"(Eigh|Eigvalsh|QR|SVD|Pinv).* has no ONNX lowering"):
+        ss.onnx.export(ss.function([a], op(a), mode="py"))

@@ -11,7 +11,7 @@ from symscan.tensor.assertion import Assert, check_conditions
 from symscan.tensor.broadcast import SumToShape, sum_to_shape
 from symscan.tensor.creation import Alloc
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
-from symscan.tensor.linalg import Cholesky, Det, MatrixInverse, SlogDet, Solve
+from symscan.tensor.linalg import QR, SVD, Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, Pinv, SlogDet, Solve
 from symscan.tensor.math import Dot, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape, check_specified_shape
@@ -147,6 +147,24 @@ def emit_cholesky(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
         gen.line(f"{outs[0]} = np.linalg.cholesky({ins[0]})")
     else:  # the upper factor reads a's upper triangle: the lower factor of a^T, transposed
         gen.line(f"{outs[0]} = np.swapaxes(np.linalg.cholesky(np.swapaxes({ins[0]}, -1, -2)), -1, -2)")
+
+
+DECOMPOSITION_CALLS = {
+    Eigh: lambda op, a: f"np.linalg.eigh({a}, UPLO={op.UPLO!r})",
+    Eigvalsh: lambda op, a: f"np.linalg.eigvalsh({a}, UPLO={op.UPLO!r})",
+    QR: lambda op, a: f"np.linalg.qr({a}, mode={op.mode!r})",
+    SVD: lambda op, a: f"np.linalg.svd({a}, full_matrices={op.full_matrices}, compute_uv={op.compute_uv})",
+    Pinv: lambda op, a: f"np.linalg.pinv({a})",
+}
+"""The numpy.linalg call of each decomposition, from the op's options and its input's name."""
+
+
+@emits(*DECOMPOSITION_CALLS)
+def emit_decomposition(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """One numpy.linalg call, batched as the op's ``perform``; a LinAlgError gets the node's
+    context from the evaluator."""
+    call = DECOMPOSITION_CALLS[type(node.op)](node.op, ins[0])
+    gen.line(f"{', '.join(outs)}{',' * (len(outs) > 1)} = {call}")
 
 
 @emits(Reduce)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from symscan.backends.fast.codegen import emits
 from symscan.backends.numba.blas import matmul_helper
 from symscan.backends.numba.ufuncs import numpy_loop
@@ -19,7 +21,7 @@ from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Alloc, Arange
 from symscan.tensor.elemwise import Cast, Elemwise
-from symscan.tensor.linalg import Cholesky, Det, MatrixInverse, SlogDet, Solve
+from symscan.tensor.linalg import QR, SVD, Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, Pinv, SlogDet, Solve
 from symscan.tensor.math import Dot, MatMul, Outer, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape
@@ -469,14 +471,21 @@ def emit_step_count(gen, node, ins: list[str], outs: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------- linear algebra
-@numba_emits(MatrixInverse, Det, SlogDet, Solve, Cholesky)
-def emit_linalg(gen, node, ins: list[str], outs: list[str]) -> None:
-    """numba's np.linalg takes one 2-d matrix (and a 1-d/2-d right-hand side) of one float dtype;
-    a batch stays in Python. (solve_triangular / cho_solve: scipy, which numba does not compile.)"""
+def _one_matrix(node) -> str:
+    """The result's dtype, once the node has one 2-d matrix (and a 1-d/2-d right-hand side) of
+    that dtype: numba's np.linalg takes nothing else."""
     a, dtype = node.inputs[0], node.outputs[-1].dtype
     if a.ndim != 2 or any(v.ndim > 2 or v.dtype != dtype for v in node.inputs):
         raise NotCompilable(f"{node.op} of {', '.join(str(v.type) for v in node.inputs)}: numba's np.linalg "
                             "takes one 2-d matrix of the result's float dtype (no batch)")
+    return dtype
+
+
+@numba_emits(MatrixInverse, Det, SlogDet, Solve, Cholesky)
+def emit_linalg(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's np.linalg takes one 2-d matrix (and a 1-d/2-d right-hand side) of one float dtype;
+    a batch stays in Python. (solve_triangular / cho_solve: scipy, which numba does not compile.)"""
+    dtype = _one_matrix(node)
     op = node.op
     if isinstance(op, (Det, SlogDet)):
         fn = "det" if isinstance(op, Det) else "slogdet"
@@ -489,3 +498,38 @@ def emit_linalg(gen, node, ins: list[str], outs: list[str]) -> None:
     else:
         fn = {MatrixInverse: "inv", Solve: "solve", Cholesky: "cholesky"}[type(op)]
         gen.line(f"{outs[0]} = np.linalg.{fn}({', '.join(ins)})")
+
+
+@numba_emits(Eigh, Eigvalsh)
+def emit_eigh(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's eigh/eigvalsh read the lower triangle (no UPLO): the upper one is a^T's lower."""
+    _one_matrix(node)
+    a = ins[0] if node.op.UPLO == "L" else f"np.ascontiguousarray({ins[0]}.T)"
+    fn = "eigh" if isinstance(node.op, Eigh) else "eigvalsh"
+    gen.line(f"{', '.join(outs)}{',' * (len(outs) > 1)} = np.linalg.{fn}({a})")
+
+
+@numba_emits(QR)
+def emit_qr(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's qr is the reduced one (no mode): "r" drops q; "complete" stays in Python."""
+    _one_matrix(node)
+    if node.op.mode == "complete":
+        raise NotCompilable("QR(mode='complete'): numba's np.linalg.qr computes the reduced factors only")
+    results = outs if node.op.mode == "reduced" else [f"_{outs[0]}_q", outs[0]]
+    gen.line(f"{', '.join(results)} = np.linalg.qr({ins[0]})")
+
+
+@numba_emits(SVD)
+def emit_svd(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's svd always computes the vectors: without ``compute_uv`` they are dropped."""
+    _one_matrix(node)
+    results = outs if node.op.compute_uv else [f"_{outs[0]}_u", outs[0], f"_{outs[0]}_vh"]
+    gen.line(f"{', '.join(results)} = np.linalg.svd({ins[0]}, {node.op.full_matrices})")
+
+
+@numba_emits(Pinv)
+def emit_pinv(gen, node, ins: list[str], outs: list[str]) -> None:
+    """numba's default cutoff is 1e-15 * the largest singular value; numpy's (given here) is
+    max(m, n) * eps of the dtype."""
+    eps = float(np.finfo(_one_matrix(node)).eps)
+    gen.line(f"{outs[0]} = np.linalg.pinv({ins[0]}, {eps!r} * max({ins[0]}.shape[0], {ins[0]}.shape[1]))")
