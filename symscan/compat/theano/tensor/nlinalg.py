@@ -2,8 +2,8 @@
 
 Theano's semantics where they differ from numpy's: ``diag`` takes a vector or a matrix only,
 ``trace`` sums a matrix's diagonal, ``norm(x, ord)`` takes Theano's ``'inf'``/``'-inf'`` spellings.
-Missing (symscan has no op for them yet): ``eig``, ``eigh``, ``qr``, ``svd``, ``pinv``,
-``tensorinv``, ``tensorsolve``, ``lstsq``.
+``eigh``, ``qr``, ``svd`` and ``pinv`` are numpy's, as Theano's were.
+Missing (symscan has no op for them yet): ``eig``, ``tensorinv``, ``tensorsolve``, ``lstsq``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 
 from symscan.graph.basic import Variable, describe
 from symscan.tensor.basic import as_tensor_variable
-from symscan.tensor.linalg import det, diagonal, matrix_power
+from symscan.tensor.linalg import det, diagonal, eigh, matrix_power, pinv, qr, svd
 from symscan.tensor.linalg import diag as _numpy_diag
 from symscan.tensor.linalg import inv as matrix_inverse
 from symscan.tensor.linalg import norm as _numpy_norm
@@ -79,5 +79,5 @@ def norm(x, ord=None) -> Variable:
     return _numpy_norm(x, _THEANO_ORD.get(ord, ord) if isinstance(ord, str) or ord is None else ord)
 
 
-__all__ = ["alloc_diag", "det", "diag", "extract_diag", "matrix_dot", "matrix_inverse", "matrix_power", "norm",
-           "trace"]
+__all__ = ["alloc_diag", "det", "diag", "eigh", "extract_diag", "matrix_dot", "matrix_inverse", "matrix_power",
+           "norm", "pinv", "qr", "svd", "trace"]
