@@ -41,7 +41,6 @@ class In:
         self.value = value
         self.strict = bool(strict)
         self.allow_downcast = allow_downcast
-        self.update, self.implicit, self.shared = None, False, False
 
     @property
     def required(self) -> bool:
