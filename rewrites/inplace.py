@@ -22,6 +22,7 @@ from symscan.graph.basic import Constant, SharedVariable
 from symscan.graph.fg import OUTPUT
 from symscan.scan.args import ScanArgs
 from symscan.scan.checks import AfterChecks, CheckRowShape, CheckSequenceLength, CheckStepShape, InitialRows
+from symscan.scan.ifelse import IfElse
 from symscan.scan.op import Scan
 from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
@@ -55,6 +56,8 @@ def _overwritable(fgraph, node, position: int) -> bool:
             return False
         if isinstance(var.owner.op, Scan) and var.index >= var.owner.op.info.n_buffered:
             return False  # a shared state's final value is its initial value when no step runs
+        if isinstance(var.owner.op, IfElse):
+            return False  # a branch may pass a captured value through, or a view of one
         if not isinstance(var.owner.op, VIEW_OPS):
             return True
         reader, var = (var.owner, 0), var.owner.inputs[0]

@@ -29,7 +29,7 @@ from symscan.graph.fg import FunctionGraph, MissingInputError
 from symscan.graph.type import TensorType
 from symscan.latex import latex  # noqa: F811  (the function shadows the module, as scan does)
 from symscan.printing import dprint
-from symscan.scan import foldl, foldr, map, reduce, scan, scan_checkpoints, until  # noqa: F811  (the function shadows the module)
+from symscan.scan import foldl, foldr, ifelse, map, reduce, scan, scan_checkpoints, until  # noqa: F811  (the function shadows the module)
 from symscan.tensor.random import RandomStream
 from symscan.tensor.shared import shared
 
@@ -49,5 +49,5 @@ __all__ = ["DisconnectedInputError", "GradientError", "Lop", "NullTypeGradError"
            "grad_clip", "grad_scale", "hessian", "jacobian", "undefined_grad", "verify_grad", "zero_grad",
            "Function", "FunctionGraph", "MissingInputError", "RandomStream", "TensorType", "UnusedInputError", "clone",
            "config", "dprint", "draw", "latex", "to_dot",
-           "foldl", "foldr", "function", "graph", "map", "reduce", "scan", "scan_checkpoints", "shared",
+           "foldl", "foldr", "function", "graph", "ifelse", "map", "reduce", "scan", "scan_checkpoints", "shared",
            "tensor", "until"]

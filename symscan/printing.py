@@ -59,8 +59,8 @@ class _Printer:
                 continue
             self.expanded.add(node)
             todo: list = [(inp, child_prefix + " |", child_prefix + " |", labels) for inp in node.inputs]
-            for graph, inner_labels in _inner_graphs_with_labels(node.op):
-                todo.append(f"{child_prefix}   {_inner_title(node.op)}:")
+            for index, (graph, inner_labels) in enumerate(_inner_graphs_with_labels(node.op)):
+                todo.append(f"{child_prefix}   {_inner_title(node.op, index)}:")
                 for out_label, out in zip(_output_labels(node.op, graph), graph.outputs):
                     head = f"{child_prefix}   > "
                     todo.append(f"{head}{out_label}:" if out_label else f"{head}output:")
@@ -88,8 +88,10 @@ def _inner_graphs_with_labels(op) -> list[tuple]:
     return out
 
 
-def _inner_title(op) -> str:
-    return getattr(op, "inner_title", "inner graph")
+def _inner_title(op, index: int) -> str:
+    """The title of inner graph ``index``: one per graph (``inner_titles``) or one for all."""
+    titles = getattr(op, "inner_titles", None)
+    return titles[index] if titles else getattr(op, "inner_title", "inner graph")
 
 
 def _output_labels(op, graph) -> list[str]:

@@ -14,6 +14,7 @@ import numpy as np
 from symscan.backends.scan_loop import run_scan
 from symscan.graph.basic import Apply, Constant, Variable
 from symscan.graph.fg import FunctionGraph
+from symscan.scan.ifelse import IfElse
 from symscan.scan.op import Scan
 
 
@@ -30,6 +31,9 @@ class ReferenceEvaluator:
         # Loop bodies get their own evaluator, built once (nested loops recurse here).
         self.bodies = {node: ReferenceEvaluator(node.op.inner, self.profile)
                        for node in self.order if isinstance(node.op, Scan)}
+        # Each IfElse's branches too: only the chosen one runs.
+        self.branches = {node: [ReferenceEvaluator(g, self.profile) for g in node.op.inner_graphs()]
+                         for node in self.order if isinstance(node.op, IfElse)}
 
     def __call__(self, inputs: Sequence, shared: dict[Variable, object] | None = None) -> list:
         values: dict[Variable, object] = dict(zip(self.fgraph.inputs, inputs, strict=True))
@@ -39,6 +43,9 @@ class ReferenceEvaluator:
             try:
                 if node in self.bodies:
                     results = self._run_loop(node, args)
+                elif node in self.branches:
+                    then_branch, else_branch = self.branches[node]
+                    results = (then_branch if args[0] else else_branch)(args[1:])
                 else:
                     results = node.op.perform(node, args)
             except Exception as err:

@@ -31,3 +31,31 @@ def graph_signature(fgraph: FunctionGraph) -> tuple:
                     for o in fgraph.outputs)
     types = tuple(v.type for v in fgraph.inputs)
     return (types, tuple(nodes), outputs)
+
+
+class StructuralEquality:
+    """Equality and hashing for ops holding inner graphs (mixed into frozen dataclasses with
+    ``_signature`` and ``_hash`` cache fields): equal parameters (``structure_params``) and
+    graphs of the same structure. Both caches are computed once: a signature is as big as
+    the graphs."""
+
+    def structure_params(self) -> tuple:
+        raise NotImplementedError
+
+    def signature(self) -> tuple:
+        if self._signature is None:
+            object.__setattr__(self, "_signature", tuple(graph_signature(g) for g in self.inner_graphs()))
+        return self._signature
+
+    def __eq__(self, other) -> bool:
+        return (self is other or type(other) is type(self) and self.structure_params() == other.structure_params()
+                and self.signature() == other.signature())
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hash((type(self).__name__, self.structure_params(), self.signature())))
+        return self._hash
+
+    def __getstate__(self) -> dict:
+        # hashes of strings differ between processes: a pickled op computes its caches again
+        return {**self.__dict__, "_signature": None, "_hash": None}

@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 
 from symscan.graph.basic import Apply, Op
 from symscan.graph.fg import FunctionGraph
-from symscan.graph.signature import graph_signature
+from symscan.graph.signature import StructuralEquality
 from symscan.scan.args import ScanArgs
 from symscan.scan.info import ScanInfo
 from symscan.tensor.basic import as_tensor_variable
 
 
 @dataclass(frozen=True, eq=False)
-class Scan(Op):
+class Scan(StructuralEquality, Op):
     """A symbolic loop (Theano's Scan op)."""
 
     info: ScanInfo
@@ -26,23 +26,8 @@ class Scan(Op):
     _signature: tuple | None = field(default=None, repr=False, compare=False)
     _hash: int | None = field(default=None, repr=False, compare=False)
 
-    def signature(self) -> tuple:
-        if self._signature is None:
-            object.__setattr__(self, "_signature", graph_signature(self.inner))
-        return self._signature
-
-    def __eq__(self, other) -> bool:
-        return (self is other or type(other) is Scan and self.info == other.info
-                and self.signature() == other.signature())
-
-    def __hash__(self) -> int:
-        if self._hash is None:  # the signature is as big as the body: hash it once
-            object.__setattr__(self, "_hash", hash((self.info, self.signature())))
-        return self._hash
-
-    def __getstate__(self) -> dict:
-        # hashes of strings differ between processes: a pickled op computes its caches again
-        return {**self.__dict__, "_signature": None, "_hash": None}
+    def structure_params(self) -> tuple:
+        return (self.info,)
 
     def make_node(self, *outer_inputs) -> Apply:
         outer_inputs = [as_tensor_variable(v) if not hasattr(v, "type") else v for v in outer_inputs]
