@@ -15,7 +15,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-import symscan.onnx.checks  # noqa: F401  (registers the lowerings)
+import symscan.onnx.branches  # noqa: F401  (registers the lowerings)
+import symscan.onnx.checks  # noqa: F401
 import symscan.onnx.indexing  # noqa: F401
 import symscan.onnx.loops  # noqa: F401
 import symscan.onnx.recurrences  # noqa: F401

@@ -85,7 +85,7 @@ def _copy(body: Lowering, name: str) -> str:
     return body.op1("Identity", [name])
 
 
-def _outputs(body: Lowering, names: list[str]) -> list[str]:
+def body_outputs(body: Lowering, names: list[str]) -> list[str]:
     """The body's output names: a value a node of the body computes is its own output the first
     time; a body input, an enclosing graph's value or a repeat is copied (an Identity runs at
     every step, and onnxruntime mishandles a body input returned as it is)."""
@@ -173,7 +173,7 @@ def _scan_node(ctx: Lowering, args: ScanArgs, outer: dict, n: str, no_step: str 
     shared = results[len(args.sit_sot) + len(args.nit_sot):]
     stacked_entries = [e for e in args.sit_sot if not last_only(e)] + args.nit_sot
     stacked_values = [r for e, r in zip(args.sit_sot + args.nit_sot, sit + nit) if e in stacked_entries]
-    outs = _outputs(body, sit + shared + stacked_values)
+    outs = body_outputs(body, sit + shared + stacked_values)
     state_outs, stacked_outs = outs[:len(sit + shared)], outs[len(sit + shared):]
     outputs_info = [_info(name, e.inner_out) for name, e in zip(state_outs, args.sit_sot + args.shared)]
     outputs_info += [_info(name, e.inner_out) for name, e in zip(stacked_outs, stacked_entries)]
@@ -200,7 +200,7 @@ def _scan_if_steps(ctx: Lowering, args: ScanArgs, outer: dict, n: str, stacked_e
     finals, stacks = _scan_node(other, args, outer, n, None)
     initial = [outer[e.outer_init] for e in args.sit_sot] + [outer[s.outer] for s in args.shared]
     then_outs = [then.op1("Identity", [v]) for v in initial] + [_no_rows(then, e, outer) for e in stacked_entries]
-    else_outs = _outputs(other, finals + stacks)
+    else_outs = body_outputs(other, finals + stacks)
     entries = args.sit_sot + args.shared + stacked_entries
     branches = {f"{key}_branch": helper.make_graph(body.nodes, ctx.fresh(key), [],
                                                    [helper.make_tensor_value_info(o, onnx_type(e.inner_out.type.dtype),
@@ -347,7 +347,7 @@ def _loop_body(ctx: Lowering, args: ScanArgs, outer: dict, back, no_step: str | 
                for e, r in zip(args.buffered, results[:n_buffered]) if not last_only(e)]
     shape_names = [body.fresh("step_shape_in") for _ in args.nit_sot]
     shape_outs = [body.op1("Shape", [r]) for r in results[len(args.recurrent):n_buffered]]
-    outputs = iter(_outputs(body, [condition] + new_windows + shared_results + shape_outs + stacked))
+    outputs = iter(body_outputs(body, [condition] + new_windows + shared_results + shape_outs + stacked))
     condition = next(outputs)
     windows_out, shared_out, shape_outs, stacked = ([next(outputs) for _ in group] for group in
                                                     (new_windows, shared_results, shape_outs, stacked))
