@@ -22,6 +22,7 @@ from onnx_models import (
 )
 
 import symscan as ss
+from symscan.scan.ifelse import IfElse
 from symscan.scan.op import Scan
 
 from modes_tested import MODES_TESTED
@@ -636,10 +637,51 @@ def if_model(cond: str = "input", opset: int = 17, cond_shape=(), then_nodes=Non
 
 
 @pytest.mark.parametrize("opset", MODEL_OPSETS)
-def test_if_on_a_graph_input_computes_both_branches(mode, opset):
+def test_if_on_a_graph_input_becomes_an_ifelse(mode, opset):
     x, w = np.arange(3, dtype=np.float32), np.float32(2.0)
     check(if_model(opset=opset), mode, [np.bool_(True), x, w], [np.bool_(False), x, w],
           numpy_loop=lambda c, x, w: [x * w if c else x - w])
+    (node,) = [n for n in ss.onnx.import_function(if_model(opset=opset), mode="py").fgraph.apply_nodes
+               if isinstance(n.op, IfElse)]
+    assert [str(n.op) for n in node.op.then_graph.apply_nodes] == ["Elemwise{mul}"]
+    assert [str(n.op) for n in node.op.else_graph.apply_nodes] == ["Elemwise{sub}"]
+
+
+def failing_branch_model(op: str, opset: int = 17) -> onnx.ModelProto:
+    """``y = x[k] if k < len(x) else -1`` ("Gather": out of range when not chosen), or
+    ``y = sum(reshape(x, (2, 3)), 0) if len(x) == 6 else x[:3]`` ("Reshape": of another size
+    when not chosen); the condition computed in the main graph, the branches reading x and k."""
+    make = onnx.helper.make_node
+    if op == "Gather":
+        then_branch = graph([make("Gather", ["x", "k"], ["t"], axis=0)], [], [value("t", "float32")], name="then")
+        else_branch = graph([const("e", -1.0, "float32")], [], [value("e", "float32")], name="else")
+        condition = [make("Less", ["k", "n"], ["c"])]
+        out_shape = ()
+    else:
+        then_nodes = [make("Reshape", ["x", "shape"], ["r"]), make("ReduceSum", ["r", "zero"], ["t"], keepdims=0)]
+        then_branch = graph(then_nodes, [], [value("t", "float32", [3])], name="then",
+                            initializers={"shape": np.array([2, 3]), "zero": np.array([0])})
+        else_branch = graph([make("Slice", ["x", "starts", "ends"], ["e"])], [], [value("e", "float32", [3])],
+                            name="else", initializers={"starts": np.array([0]), "ends": np.array([3])})
+        condition = [make("Equal", ["n", "six"], ["c"])]
+        out_shape = (3,)
+    nodes = [make("Shape", ["x"], ["shape_x"]), make("Gather", ["shape_x", "zero_i"], ["n"], axis=0), *condition,
+             make("If", ["c"], ["y"], then_branch=then_branch, else_branch=else_branch, name="choose")]
+    return model(nodes, [value("k", "int64"), value("x", "float32", ["N"])], [value("y", "float32", out_shape)],
+                 opset=opset, initializers={"zero_i": np.int64(0), "six": np.int64(6)})
+
+
+@pytest.mark.parametrize("op", ["Gather", "Reshape"])
+def test_if_does_not_run_the_branch_not_taken(mode, op):
+    """onnxruntime runs only the chosen branch; so does the imported ifelse (a switch, computing
+    both, would fail on these values)."""
+    m = failing_branch_model(op)
+    short, five, six = (np.arange(n, dtype=np.float32) for n in (3, 5, 6))
+    values = [[np.int64(5), short], [np.int64(1), short]] if op == "Gather" else [[np.int64(0), five],
+                                                                                     [np.int64(0), six]]
+    numpy_loop = (lambda k, x: [np.float32(x[k] if k < len(x) else -1)]) if op == "Gather" else \
+        (lambda k, x: [x.reshape(2, 3).sum(0) if len(x) == 6 else x[:3]])
+    check(m, mode, *values, numpy_loop=numpy_loop)
 
 
 def test_if_on_a_one_element_condition(mode):
@@ -707,7 +749,7 @@ def branches_of_different_shapes(then_shape: str = "x") -> onnx.ModelProto:
 
 
 def test_if_with_branches_of_different_shapes_takes_the_chosen_one(mode):
-    """Branches of one rank whose lengths differ: both computed, the chosen one's elements and shape kept."""
+    """Branches of one rank whose lengths differ: the chosen one's value and shape."""
     m = branches_of_different_shapes("row")
     _, (y,) = ss.onnx.load(m)
     assert y.ndim == 2

@@ -135,6 +135,22 @@ def guide_free_variable():
                                                       r.normal(size=(3, 3))]]
 
 
+def lazy_ifelse():
+    """``y[k]`` if k is in range, else the sum of y; with a second output of a length that depends
+    on the branch. A value set with k out of range: the Gather of the branch not taken must not run."""
+    y, k = T.vector("y"), T.lscalar("k")
+    outs = ss.ifelse(T.lt(k, y.shape[0]), [y[k], y[:2]], [y.sum(), T.concatenate([y, y])])
+    return [y, k], outs, {}, [[np.arange(3.0), np.int64(1)], [np.arange(3.0), np.int64(7)]]
+
+
+def ifelse_in_a_loop():
+    """A state that takes the log of positive elements and counts down on the others."""
+    xs = T.vector("xs")
+    out, updates = ss.scan(lambda v, acc: ss.ifelse(v > 0, acc + T.log(v), acc - 1.0), sequences=xs,
+                           outputs_info=T.constant(0.0))
+    return [xs], out, updates, [[np.array([1.0, -2.0, 3.0, 0.0])]]
+
+
 def workload(builder, *sizes):
     """A benchmark workload at a small size, its value set the workload's own."""
     def build():
@@ -163,6 +179,8 @@ FUNCTIONS = {
     "guide: taps RNN": guide_taps_rnn,
     "guide: triangular numbers": guide_triangular,
     "guide: free variable": guide_free_variable,
+    "ifelse": lazy_ifelse,
+    "ifelse in a loop body": ifelse_in_a_loop,
     "W1 power": workload(workloads.power, 20, 20),
     "W2 polynomial": workload(workloads.polynomial, 50),
     "W3 running sum": workload(workloads.running_sum, 50),
@@ -237,6 +255,17 @@ def test_plain_scan_over_a_sequence_of_run_time_length_imports():
     assert "If" in op_types(model.graph) and "Scan" in op_types(model.graph)
     for values in ([np.arange(3.0), np.float64(1.0)], [np.zeros(0), np.float64(1.0)]):
         assert_results(ss.onnx.import_function(model, mode="py")(*values), [f(*values)], "imported")
+
+
+def test_an_exported_ifelse_imports_as_an_ifelse():
+    inputs, outputs, _, value_sets = lazy_ifelse()
+    model = ss.onnx.export(ss.function(inputs, outputs, mode="py"))
+    imported = ss.onnx.import_function(model, mode="py")
+    (node,) = [n for n in imported.fgraph.apply_nodes if type(n.op).__name__ == "IfElse"]
+    kinds = [sorted(type(n.op).__name__ for n in g.apply_nodes) for g in node.op.inner_graphs()]
+    assert kinds == [["Subtensor", "Subtensor"], ["Join", "Reduce"]]  # y[k] and y[:2]; sum and concatenate
+    for values in value_sets:
+        assert_results(imported(*values), run_onnxruntime(model, values), "imported vs onnxruntime")
 
 
 # ---------------------------------------------------------------------------- ops the exporter writes

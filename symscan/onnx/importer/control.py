@@ -10,12 +10,12 @@ final values are the outputs' last rows, or the initial values when no step ran.
 Scan: each scan input is a sequence (its axis moved first, reversed for direction 1), each
 state a sit-sot, each scan output a nit-sot (reversed for direction 1, its axis moved back).
 
-If: a condition known when the model is loaded picks its branch; symscan's own exported checks
+If: a condition known when the model is loaded picks its branch (the other is not even
+converted, so it may hold ops symscan does not import); symscan's own exported checks
 (``Lowering.guard``, whose failing branch is a node named after the error) become ``Assert``;
-other Ifs compute both branches (symscan has no lazy conditional) and keep the chosen one's
-value: a ``switch`` for equal static shapes, the chosen one's rows for lengths that may differ
-along the first axis (the exporter's "rows, or a row of zeros when no step runs"); branches of
-other ranks or trailing lengths need the condition when the graph is built.
+other Ifs become ``ifelse``, which computes only the chosen branch, as onnxruntime does. Its
+branches must agree in dtype and rank (their lengths may differ); where they do not, the
+condition must be known when the graph is built (it becomes a static input).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from symscan.onnx.context import CHECK_MARK
 from symscan.onnx.importer.context import NodeCall, Scope, converts, static_value
 from symscan.onnx.importer.shape_ops import flipped, one_element
 from symscan.scan.basic import scan
+from symscan.scan.ifelse import ifelse
 from symscan.scan.outputs import final_value
 from symscan.scan.until import until
 from symscan.tensor.assertion import assert_that
@@ -253,19 +254,7 @@ def convert_if(node: NodeCall) -> list[Variable]:
         node.scope.checks.extend(checked)  # onnxruntime runs an If nobody reads: kept on an output
         return checked
     then_values, else_values = run_body(node, then_branch, []), run_body(node, else_branch, [])
-    return [_either(node, cond, a, b) for a, b in zip(then_values, else_values)]
-
-
-def _either(node: NodeCall, cond: Variable, a: Variable, b: Variable) -> Variable:
-    """``a`` if ``cond`` else ``b``, both computed. Equal static shapes: a switch. Shapes that may
-    differ (symscan's exported "rows, or a row of zeros when no step runs"): the chosen one's
-    elements, reshaped to its shape. Another rank or dtype: the branch must be chosen when the
-    graph is built (the condition becomes a static input)."""
-    if a.dtype != b.dtype or a.ndim != b.ndim:
-        node.static(0, f"the condition, because its branches give {a.type} and {b.type}")
-    if None not in a.type.shape and a.type.shape == b.type.shape:
-        return T.switch(cond, a, b)
-    flat_a, flat_b, zero = T.flatten(a), T.flatten(b), np.int64(0)
-    elements = T.concatenate([flat_a[:T.switch(cond, T.shape(flat_a)[0], zero)],
-                              flat_b[:T.switch(cond, zero, T.shape(flat_b)[0])]])
-    return T.reshape(elements, T.switch(cond, T.shape(a), T.shape(b)))
+    for a, b in zip(then_values, else_values):
+        if a.dtype != b.dtype or a.ndim != b.ndim:
+            node.static(0, f"the condition, because its branches give {a.type} and {b.type}")
+    return ifelse(cond, then_values, else_values)
