@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from symscan.graph.basic import Apply
+from symscan.graph.traversal import toposort
 
 PULLBACKS: dict[type, Callable] = {}
 CONNECTIONS: dict[type, Callable] = {}
@@ -61,3 +62,15 @@ def pullback_of(node: Apply) -> Callable:
                                   f"{type(node.op).__name__}); differentiate a graph without it, or wrap it in "
                                   "ss.disconnected_grad if its gradient is not needed")
     return fn
+
+
+def connected_inputs(inputs: list, outputs: list) -> dict:
+    """For each variable between ``inputs`` and ``outputs``, the inputs it depends on through
+    connected op inputs (``disconnected_grad`` cuts, as in ``grad``)."""
+    found = {v: frozenset([v]) for v in inputs}
+    for node in toposort(outputs, stop_at=inputs):
+        pattern = connection_pattern(node)
+        for j, out in enumerate(node.outputs):
+            found[out] = frozenset().union(*(found.get(v, frozenset()) for v, row in zip(node.inputs, pattern)
+                                             if row[j]))
+    return found

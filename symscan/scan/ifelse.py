@@ -128,7 +128,7 @@ def ifelse(condition, then_branch, else_branch, name: str | None = None):
     eager = _eager_variables(condition, thens + elses)
     captured = _captured(thens, eager) + _captured(elses, eager)
     captured = list(dict.fromkeys(captured))
-    op = IfElse(_branch_graph(captured, thens), _branch_graph(captured, elses), name)
+    op = IfElse(branch_graph(captured, thens), branch_graph(captured, elses), name)
     outputs = op.make_node(condition, *captured).outputs
     if name is not None and len(outputs) == 1:
         outputs[0].name = name
@@ -185,7 +185,7 @@ def _captured(outputs: Sequence[Variable], eager: set[Variable]) -> list[Variabl
     return [v for v in found if not isinstance(v, Constant) or isinstance(v, SharedVariable)]
 
 
-def _branch_graph(captured: list[Variable], outputs: list[Variable]) -> FunctionGraph:
+def branch_graph(captured: list[Variable], outputs: list[Variable]) -> FunctionGraph:
     """A branch's graph: fresh inputs standing for the captured values, its own copy of the work."""
     memo = clone_graph(captured, outputs)
     inputs = [memo[v] for v in captured]

@@ -4,6 +4,7 @@ from symscan.gradient.ops import (  # noqa: F401
     checks,
     creation,
     elemwise,
+    ifelse,
     linalg,
     math,
     random,

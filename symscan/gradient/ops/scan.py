@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from symscan.gradient.grad import float_dtype, grad
-from symscan.gradient.registry import connection_pattern, connections, pullback
+from symscan.gradient.registry import connected_inputs, connections, pullback
 from symscan.gradient.types import grad_undefined, is_null
 from symscan.graph.basic import Constant, Variable
 from symscan.graph.clone import clone_graph, clone_replace
@@ -55,7 +55,7 @@ def reach(args: ScanArgs) -> dict:
     steps: those its body reads, and those of every state it reads (the closure of Theano's
     connection pattern, GRADIENTS.md §6.11)."""
     entries = args.buffered + args.shared
-    sources = _connected_inputs(args.inner_inputs(), [e.inner_out for e in entries])
+    sources = connected_inputs(args.inner_inputs(), [e.inner_out for e in entries])
     direct = {id(e): set(sources.get(e.inner_out, ())) for e in entries}
     owners = _state_inputs(args)
     changed = True
@@ -68,18 +68,6 @@ def reach(args: ScanArgs) -> dict:
                 found |= extra
                 changed = True
     return direct
-
-
-def _connected_inputs(inputs: list, outputs: list) -> dict:
-    """For each variable between ``inputs`` and ``outputs``, the inputs it depends on through
-    connected op inputs (``disconnected_grad`` cuts, as in ``grad``)."""
-    found = {v: frozenset([v]) for v in inputs}
-    for node in toposort(outputs, stop_at=inputs):
-        pattern = connection_pattern(node)
-        for j, out in enumerate(node.outputs):
-            found[out] = frozenset().union(*(found.get(v, frozenset()) for v, row in zip(node.inputs, pattern)
-                                             if row[j]))
-    return found
 
 
 @connections(Scan)
