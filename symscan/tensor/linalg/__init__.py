@@ -7,13 +7,15 @@ pinv), ``matrix_functions`` (expm) and ``products`` (diagonal, trace, diag, kron
 norm: compositions of other ops). ``checks`` holds the build-time checks and errors they share.
 """
 
-from symscan.tensor.linalg.decompositions import QR, SVD, Eigh, Eigvalsh, Pinv, eigh, eigvalsh, pinv, qr, svd
+from symscan.tensor.linalg.decompositions import QR, SVD, Eig, Eigh, Eigvalsh, Pinv, eig, eigh, eigvalsh, pinv, qr, svd
+from symscan.tensor.linalg.matrix_functions import Expm, expm
 from symscan.tensor.linalg.products import diag, diagonal, kron, matrix_power, norm, trace
 from symscan.tensor.linalg.solvers import (
     TRANS,
     Cholesky,
     ChoSolve,
     Det,
+    Lstsq,
     MatrixInverse,
     SlogDet,
     Solve,
@@ -22,7 +24,10 @@ from symscan.tensor.linalg.solvers import (
     cholesky,
     det,
     inv,
+    lstsq,
     slogdet,
     solve,
     solve_triangular,
+    tensorinv,
+    tensorsolve,
 )

@@ -1,4 +1,5 @@
-"""Decompositions: eigh, eigvalsh, qr, svd and pinv (numpy.linalg's), batched over leading axes."""
+"""Decompositions: eigh, eigvalsh (with scipy's generalized form), eig, qr, svd and pinv (numpy.linalg's),
+batched over leading axes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import numpy as np
 
 from symscan.graph.basic import Apply, Op, Variable
 from symscan.graph.type import TensorType
+from symscan.tensor.creation import arange, zeros_like
+from symscan.tensor.elemwise import ge, gt, le, lt, switch
 from symscan.tensor.linalg.checks import (
     QR_MODES,
     _did_not_converge,
@@ -17,6 +20,8 @@ from symscan.tensor.linalg.checks import (
     _square_matrix,
     _uplo,
 )
+from symscan.tensor.linalg.solvers import cholesky, solve
+from symscan.tensor.shape import dimshuffle
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,31 @@ class Pinv(Op):
         except np.linalg.LinAlgError as err:
             raise _did_not_converge("pinv", node, err) from None
 
+COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
+
+
+@dataclass(frozen=True)
+class Eig(Op):
+    """``numpy.linalg.eig`` of a (stack of) general square matrices: eigenvalues w and eigenvector
+    columns v (unit length, in LAPACK's order). Always complex (complex64 for float32, complex128
+    for float64): numpy returns real arrays when every eigenvalue happens to be real, a dtype that
+    depends on the values, which a graph's types cannot."""
+
+    def make_node(self, a) -> Apply:
+        a = _square_matrix(a, "eig")
+        n = _known(*a.type.shape[-2:])
+        batch, dtype = a.type.shape[:-2], COMPLEX_OF[a.dtype]
+        return Apply(self, [a], [TensorType(dtype, batch + (n,)), TensorType(dtype, batch + (n, n))])
+
+    def perform(self, node, inputs):
+        try:
+            w, v = np.linalg.eig(inputs[0])
+        except np.linalg.LinAlgError as err:
+            raise _did_not_converge("eig", node, err) from None
+        dtype = node.outputs[0].dtype
+        return [w.astype(dtype, copy=False), v.astype(dtype, copy=False)]
+
+
 
 def eigh(a, UPLO: str = "L") -> tuple[Variable, Variable]:
     """(w, v): ascending eigenvalues and eigenvector columns of a (stack of) symmetric matrices
@@ -130,9 +160,51 @@ def eigh(a, UPLO: str = "L") -> tuple[Variable, Variable]:
     return w, v
 
 
-def eigvalsh(a, UPLO: str = "L") -> Variable:
-    """The ascending eigenvalues of a (stack of) symmetric matrices (``numpy.linalg.eigvalsh``)."""
-    return Eigvalsh(_uplo(UPLO, "eigvalsh"))(a)
+def eigvalsh(a, b=None, UPLO: str = "L") -> Variable:
+    """The ascending eigenvalues of a (stack of) symmetric matrices (``numpy.linalg.eigvalsh``);
+    with ``b`` (symmetric positive definite), scipy's generalized problem a v = w b v. A string
+    in b's place is numpy's positional UPLO (``eigvalsh(a, "U")``). Only the UPLO triangles of
+    a and b are read."""
+    if isinstance(b, str):
+        b, UPLO = None, b
+    UPLO = _uplo(UPLO, "eigvalsh")
+    if b is None:
+        return Eigvalsh(UPLO)(a)
+    return _generalized_eigvalsh(a, b, UPLO == "L")
+
+
+def _generalized_eigvalsh(a, b, lower: bool) -> Variable:
+    """eigvalsh(L^-1 a L^-T) with b = L L^T, LAPACK's own reduction (sygst), written with ops
+    that have gradients and numba forms: a general solve of the triangular L keeps the loop in
+    numba's kernel (scipy's triangular solve is not compiled)."""
+    a = _square_matrix(a, "eigvalsh")
+    b = _square_matrix(b, "eigvalsh", "b")
+    chol = cholesky(b, lower=lower)
+    factor = chol if lower else swap_last(chol)
+    half = solve(factor, _symmetric_from(a, lower))
+    return Eigvalsh("L")(solve(factor, swap_last(half)))
+
+
+def swap_last(x: Variable) -> Variable:
+    """x with its last two axes swapped."""
+    return dimshuffle(x, list(range(x.ndim - 2)) + [x.ndim - 1, x.ndim - 2])
+
+
+def _symmetric_from(a: Variable, lower: bool) -> Variable:
+    """The symmetric matrix whose lower (or upper) triangle is a's."""
+    n = a.shape[-1]
+    rows, cols = dimshuffle(arange(n), [0, "x"]), dimshuffle(arange(n), ["x", 0])
+    kept = switch(ge(rows, cols) if lower else le(rows, cols), a, zeros_like(a))
+    strict = switch(gt(rows, cols) if lower else lt(rows, cols), a, zeros_like(a))
+    return kept + swap_last(strict)
+
+
+def eig(a) -> tuple[Variable, Variable]:
+    """(w, v): the eigenvalues and eigenvector columns of a (stack of) general square matrices
+    (``numpy.linalg.eig``), always complex. No gradient (symscan's gradients are real): for a
+    symmetric matrix use eigh, which has one."""
+    w, v = Eig()(a)
+    return w, v
 
 
 def qr(a, mode: str = "reduced"):

@@ -18,6 +18,7 @@ from symscan.tensor.linalg.checks import (
     _solve_shape,
     _square_matrix,
 )
+from symscan.tensor.shape import dimshuffle, reshape
 
 
 @dataclass(frozen=True)
@@ -204,3 +205,101 @@ def cho_solve(c_and_lower, b) -> Variable:
     return ChoSolve(bool(lower))(c, b)
 
 
+
+
+# ---------------------------------------------------------------------------- least squares, tensors
+@dataclass(frozen=True)
+class Lstsq(Op):
+    """``numpy.linalg.lstsq(a, b, rcond)``: (x, residuals, rank, s) for one m x n matrix a (numpy
+    does not batch it). ``residuals`` holds the squared 2-norm of each column of b - a x when a
+    has full rank n < m, and is empty otherwise: its length is known only at run time. ``rank``
+    is int32, as numpy's; ``rcond`` None is numpy's default (eps * max(m, n))."""
+
+    rcond: float | None = None
+
+    def make_node(self, a, b) -> Apply:
+        a = _float_input(a, "lstsq", "a")
+        b = _float_input(b, "lstsq", "b", min_ndim=1)
+        if a.ndim != 2 or b.ndim > 2:
+            raise ValueError(f"lstsq: a must be a matrix and b a vector or a matrix (numpy's lstsq has no batch), "
+                             f"got {describe(a)} and {describe(b)}; use a scan over the batch")
+        m, n = a.type.shape
+        if m is not None and b.type.shape[0] is not None and m != b.type.shape[0]:
+            raise ValueError(f"lstsq: b has {b.type.shape[0]} rows but a has {m} ({describe(a)}, {describe(b)}); "
+                             "b must have as many rows as a")
+        dtype = _result_dtype(a, b)
+        k = min(m, n) if m is not None and n is not None else None
+        x = TensorType(dtype, (n,) + b.type.shape[1:])
+        return Apply(self, [a, b], [x, TensorType(dtype, (None,)), TensorType("int32", ()), TensorType(dtype, (k,))])
+
+    def perform(self, node, inputs):
+        a, b = inputs
+        try:
+            x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=self.rcond)
+        except np.linalg.LinAlgError as err:
+            raise _linalg_error("lstsq", f"a ({describe(node.inputs[0])})", "not decomposable (the SVD did not "
+                                "converge)", err) from None
+        dtypes = [v.dtype for v in node.outputs]
+        return [np.asarray(v, dtype=d) for v, d in zip((x, residuals, rank, s), dtypes)]
+
+
+def lstsq(a, b, rcond: float | None = None) -> tuple[Variable, Variable, Variable, Variable]:
+    """(x, residuals, rank, s): the least-squares solution of a @ x == b (``numpy.linalg.lstsq``)."""
+    x, residuals, rank, s = Lstsq(None if rcond is None else float(rcond))(a, b)
+    return x, residuals, rank, s
+
+
+def _static_product(lengths: tuple) -> int | None:
+    return None if None in lengths else int(np.prod(lengths, dtype=np.int64))
+
+
+def _lengths(x: Variable, axes: range) -> list:
+    return [x.type.shape[i] if x.type.shape[i] is not None else x.shape[i] for i in axes]
+
+
+def _product(lengths: list):
+    result = 1
+    for n in lengths:
+        result = result * n
+    return result
+
+
+def tensorinv(a, ind: int = 2) -> Variable:
+    """``numpy.linalg.tensorinv``: the inverse of a as a map from its last ``a.ndim - ind`` axes to
+    its first ``ind`` (the product of each group's lengths must agree); shape
+    ``a.shape[ind:] + a.shape[:ind]``. A reshape, ``inv`` and a reshape back."""
+    a = _float_input(a, "tensorinv", "a", min_ndim=1)
+    if isinstance(ind, bool) or not isinstance(ind, (int, np.integer)) or not 0 < ind < max(a.ndim, 1):
+        raise ValueError(f"tensorinv: ind must be an int in [1, {a.ndim}) for {a.ndim}-d {describe(a)}, got {ind!r}")
+    rows, cols = _static_product(a.type.shape[:ind]), _static_product(a.type.shape[ind:])
+    if rows is not None and cols is not None and rows != cols:
+        raise ValueError(f"tensorinv: the first {ind} axes of {describe(a)} hold {rows} entries and the others "
+                         f"{cols}; they must hold as many (a square matrix once reshaped)")
+    first, rest = _lengths(a, range(ind)), _lengths(a, range(ind, a.ndim))
+    inverse = inv(reshape(a, [_product(first), _product(rest)]))
+    return reshape(inverse, rest + first)
+
+
+def tensorsolve(a, b, axes=None) -> Variable:
+    """``numpy.linalg.tensorsolve``: x with ``tensordot(a, x, x.ndim) == b``; a's first ``b.ndim``
+    axes match b and the rest are x's shape (``axes``: a's axes moved to the end first)."""
+    a = _float_input(a, "tensorsolve", "a", min_ndim=1)
+    b = _float_input(b, "tensorsolve", "b", min_ndim=0)
+    if axes is not None:
+        moved = [int(ax) % a.ndim for ax in axes]
+        a = dimshuffle(a, [i for i in range(a.ndim) if i not in moved] + moved)
+    if b.ndim >= a.ndim:
+        raise ValueError(f"tensorsolve: a ({describe(a)}) must have more axes than b ({describe(b)}); a's first "
+                         "b.ndim axes match b, the others are the solution's")
+    for i, (n_a, n_b) in enumerate(zip(a.type.shape, b.type.shape)):
+        if n_a is not None and n_b is not None and n_a != n_b:
+            raise ValueError(f"tensorsolve: axis {i} of a has length {n_a} but b's has {n_b} ({describe(a)}, "
+                             f"{describe(b)}); a's first b.ndim axes must be b's shape")
+    rows, cols = _static_product(a.type.shape[:b.ndim]), _static_product(a.type.shape[b.ndim:])
+    if rows is not None and cols is not None and rows != cols:
+        raise ValueError(f"tensorsolve: b holds {rows} entries but the solution would hold {cols} ({describe(a)}); "
+                         "the problem must be square once reshaped")
+    solution = _lengths(a, range(b.ndim, a.ndim))
+    size = _product(solution)
+    x = solve(reshape(a, [size, size]), reshape(b, [size]))
+    return reshape(x, solution)
