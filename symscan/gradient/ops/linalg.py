@@ -26,20 +26,25 @@ from symscan.tensor.linalg import (
     Cholesky,
     ChoSolve,
     Det,
+    Eig,
     Eigh,
     Eigvalsh,
+    Expm,
+    Lstsq,
     MatrixInverse,
     Pinv,
     SlogDet,
     Solve,
     SolveTriangular,
     cho_solve,
+    expm,
     inv,
+    pinv,
     solve,
     solve_triangular,
 )
 from symscan.tensor.math import matmul
-from symscan.tensor.shape import dimshuffle
+from symscan.tensor.shape import concatenate, dimshuffle
 
 
 def as_matrices(v: Variable) -> Variable:
@@ -302,3 +307,50 @@ def pinv_pullback(node, cotangents):
     k = matmul(matmul(x_t, x), g_t)
     third = k - matmul(matmul(k, x), a)
     return [first + second + third]
+
+
+@pullback(Expm)
+def expm_pullback(node, cotangents):
+    """The adjoint of expm's Fréchet derivative at A is the derivative at A^T: gA = L(A^T, G), the
+    top-right block of expm([[A^T, G], [0, A^T]]) (Mathias' block form; the gradient of the
+    gradient then follows from expm's own)."""
+    (g,), (a,) = cotangents, node.inputs
+    a_t, n = swap_last(a), length(a, -1)
+    g = cast(g, a.dtype)
+    block = concatenate([concatenate([a_t, g], axis=-1), concatenate([zeros_like(a), a_t], axis=-1)], axis=-2)
+    return [expm(block)[(slice(None),) * (a.ndim - 2) + (slice(0, n), slice(n, None))]]
+
+
+@pullback(Eig)
+def eig_pullback(node, cotangents):
+    raise NotImplementedError("eig has no gradient in symscan: its outputs are complex and symscan's gradients "
+                              "are real; for a symmetric matrix use eigh (or eigvalsh), whose gradients exist")
+
+
+@pullback(Lstsq)
+def lstsq_pullback(node, cotangents):
+    """For a of full column rank, x = A^+ b: gb = A^+T gx, and gA from pinv's pullback of gx b^T;
+    s gets svd's (gA = U diag(gs) V^T). The residuals, whose length depends on the rank, are
+    refused; rank is an integer."""
+    (g_x, g_res, _, g_s), (a, b) = cotangents, node.inputs
+    if g_res is not None:
+        raise NotImplementedError("lstsq: the gradient through residuals (its length depends on a's rank) is not "
+                                  "implemented; compute ((b - a @ x) ** 2).sum(axis=0) from x instead")
+    g_a, g_b = 0, None
+    if g_x is not None:
+        a_plus = pinv(a)
+        vector = b.ndim == 1
+        g_x2, b2 = (as_matrices(g_x), as_matrices(b)) if vector else (g_x, b)
+        g_b = matmul(swap_last(a_plus), g_x2)
+        g_b = as_vectors(g_b) if vector else g_b
+        (g_a,) = pinv_pullback(a_plus.owner, [matmul(g_x2, swap_last(b2))])
+    if g_s is not None:
+        (g_a_s,) = svd_pullback(SVD(compute_uv=False)(a).owner, [g_s])
+        g_a = g_a + g_a_s
+    return [g_a, g_b]
+
+
+@connections(Lstsq)
+def lstsq_connections(node):
+    """rank is an integer: no gradient flows from it."""
+    return [[True, True, False, True], [True, True, False, False]]

@@ -2,8 +2,9 @@
 
 Theano's semantics where they differ from numpy's: ``diag`` takes a vector or a matrix only,
 ``trace`` sums a matrix's diagonal, ``norm(x, ord)`` takes Theano's ``'inf'``/``'-inf'`` spellings.
-``eigh``, ``qr``, ``svd`` and ``pinv`` are numpy's, as Theano's were.
-Missing (symscan has no op for them yet): ``eig``, ``tensorinv``, ``tensorsolve``, ``lstsq``.
+``eigh``, ``qr``, ``svd``, ``pinv``, ``tensorinv`` and ``tensorsolve`` are numpy's, as Theano's were;
+``eig`` is always complex (see ``symscan.tensor.linalg.eig``); ``lstsq`` keeps Theano's spelling,
+``lstsq()(a, b, rcond)``.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from symscan.graph.basic import Variable, describe
-from symscan.tensor.basic import as_tensor_variable
-from symscan.tensor.linalg import det, diagonal, eigh, matrix_power, pinv, qr, svd
+from symscan.tensor.basic import NotConstantError, as_tensor_variable, get_scalar_constant_value
+from symscan.tensor.linalg import det, diagonal, eig, eigh, matrix_power, pinv, qr, svd, tensorinv, tensorsolve
 from symscan.tensor.linalg import diag as _numpy_diag
 from symscan.tensor.linalg import inv as matrix_inverse
+from symscan.tensor.linalg import lstsq as _numpy_lstsq
 from symscan.tensor.linalg import norm as _numpy_norm
 from symscan.tensor.math import dot
 from symscan.tensor.math import sum as reduce_sum
@@ -64,6 +66,20 @@ def matrix_dot(*args) -> Variable:
     return result
 
 
+class lstsq:  # noqa: N801  (Theano's name: an op class instantiated, then called)
+    """Theano's ``lstsq()(a, b, rcond)``: [x, residuals, rank, s] as ``numpy.linalg.lstsq``; ``rcond``
+    must be known when the graph is built (a number, or a constant)."""
+
+    def __call__(self, a, b, rcond=None) -> list[Variable]:
+        if isinstance(rcond, Variable):
+            try:
+                rcond = float(get_scalar_constant_value(rcond))
+            except NotConstantError:
+                raise TypeError(f"lstsq: rcond must be a number known when the graph is built, got {describe(rcond)}; "
+                                "pass a Python float") from None
+        return list(_numpy_lstsq(a, b, rcond))
+
+
 _THEANO_ORD = {"inf": np.inf, "-inf": -np.inf, "fro": "fro", None: None}
 
 
@@ -79,5 +95,5 @@ def norm(x, ord=None) -> Variable:
     return _numpy_norm(x, _THEANO_ORD.get(ord, ord) if isinstance(ord, str) or ord is None else ord)
 
 
-__all__ = ["alloc_diag", "det", "diag", "eigh", "extract_diag", "matrix_dot", "matrix_inverse", "matrix_power",
-           "norm", "pinv", "qr", "svd", "trace"]
+__all__ = ["alloc_diag", "det", "diag", "eig", "eigh", "extract_diag", "lstsq", "matrix_dot", "matrix_inverse",
+           "matrix_power", "norm", "pinv", "qr", "svd", "tensorinv", "tensorsolve", "trace"]
