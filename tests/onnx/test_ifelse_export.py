@@ -208,3 +208,10 @@ def test_nested(export_check, built):
         np.testing.assert_allclose(run(av, bv), want)
     outer = [n for n in if_nodes(model) if n in model.graph.node]
     assert len(outer) == 1 and "If" in branch_ops(outer[0], "then") and "If" not in branch_ops(outer[0], "else")
+
+
+def test_an_op_without_lowering_in_a_branch_is_refused_naming_it():
+    a, b, c = T.matrix("a"), T.vector("b"), T.scalar("c")
+    f = ss.function([c, a, b], ss.ifelse(c, T.linalg.solve(a, b), b), mode="py")
+    with pytest.raises(ss.onnx.ExportError, match=r"(?i)solve.* has no ONNX lowering"):
+        ss.onnx.export(f)
