@@ -11,9 +11,9 @@ from nbclient import NotebookClient
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_the_four_notebooks_exist():
+def test_the_five_notebooks_exist():
     assert [p.name for p in NOTEBOOKS] == ["01_scan_tour.ipynb", "02_rewrites.ipynb", "03_onnx_export.ipynb",
-                                           "04_gradients.ipynb"]
+                                           "04_gradients.ipynb", "05_state_space.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -36,7 +36,12 @@ def test_committed_notebook_has_its_outputs(path):
     kinds = {kind for c in code for o in c.outputs for kind in o.get("data", {})}
     if path.stem in ("01_scan_tour", "02_rewrites"):
         assert "image/png" in kinds and "text/latex" in kinds
-    if path.stem in ("02_rewrites", "04_gradients"):
+    if path.stem in ("02_rewrites", "04_gradients", "05_state_space"):
         assert "text/html" in kinds  # the rewrite report as a table
     if path.stem == "04_gradients":
         assert "image/png" in kinds  # the loss curve, the learned signal, the backward loop
+    if path.stem == "05_state_space":
+        pictures = [o for c in code for o in c.outputs if "image/png" in o.get("data", {})]
+        tables = [o for c in code for o in c.outputs if "text/html" in o.get("data", {})]
+        assert len(pictures) >= 2  # the loss curve, the filtered states with their bands
+        assert len(tables) >= 2  # fitted against true parameters, the loop's rewrite report
