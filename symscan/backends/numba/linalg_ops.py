@@ -4,25 +4,14 @@ Eig has none: its results are complex, which the kernels do not carry."""
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
 from symscan.backends.numba.ops import NotCompilable, as_dtype, numba_emits
+from symscan.backends.numba.sources import module_function
 from symscan.tensor.linalg import Expm, Lstsq
 from symscan.tensor.linalg.matrix_functions import PADE13, THETA13, pade_expm
 
 FLOATS = ("float32", "float64")
-
-
-def _module_function(gen, fn, constants: dict) -> str:
-    """``fn``'s source (and the module constants it reads) jitted in the kernel's module, once:
-    the kernel's source, hence its cache key, then changes when ``fn`` does."""
-    header = f"def {fn.__name__}("
-    if not any(line.startswith(header) for line in gen.module_lines):
-        gen.module_lines += [f"{name} = {value!r}" for name, value in constants.items()]
-        gen.module_lines += ["@numba.njit(cache=True, nogil=True)"] + inspect.getsource(fn).splitlines() + [""]
-    return fn.__name__
 
 
 @numba_emits(Expm)
@@ -31,7 +20,7 @@ def emit_expm(gen, node, ins: list[str], outs: list[str]) -> None:
     a, dtype = node.inputs[0], node.outputs[0].dtype
     if a.ndim != 2 or dtype not in FLOATS:
         raise NotCompilable(f"{node.op} of {a.type}: the kernel takes one 2-d float matrix (no batch)")
-    fn = _module_function(gen, pade_expm, {"PADE13": PADE13, "THETA13": THETA13})
+    fn = module_function(gen, pade_expm, {"PADE13": PADE13, "THETA13": THETA13})
     gen.line(f"{outs[0]} = {fn}(np.ascontiguousarray({ins[0]}).astype(np.float64)).astype(np.{dtype})")
 
 
