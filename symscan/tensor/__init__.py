@@ -11,6 +11,7 @@ from symscan.tensor.contraction import batched_dot, batched_tensordot, tensordot
 from symscan.tensor.creation import (
     alloc,
     arange,
+    bartlett,
     eye,
     identity_like,
     mgrid,
@@ -126,6 +127,7 @@ from symscan.tensor.shape import (
 from symscan.tensor.sort import argsort, sort
 from symscan.tensor.special import allclose, cosh, iround, isclose, reciprocal, sinh, square
 from symscan.tensor.subtensor import inc_subtensor, set_subtensor, subtensor
+from symscan.tensor.unique import unique
 from symscan.tensor.variable import TensorConstant, TensorSharedVariable, TensorVariable
 
 true_divide = true_div

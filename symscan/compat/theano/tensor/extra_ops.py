@@ -4,8 +4,8 @@ their parts.
 
 ``searchsorted``, ``repeat`` with a vector of repeats and ``compress`` compare every pair of
 entries (memory n * m), where Theano had ops of their own: fine for the sizes Theano code
-used them at. Missing (each needs an op symscan does not have yet): ``Unique``/``unique``,
-``bartlett``.
+used them at. ``unique`` is numpy's (``Unique(return_index, return_inverse, return_counts)`` the
+Theano spelling of the op); ``bartlett`` is numpy's window.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from symscan.config import config
 from symscan.graph.basic import Variable, describe
 from symscan.tensor.assertion import assert_that
 from symscan.tensor.basic import as_tensor_variable
-from symscan.tensor.creation import arange, ones, zeros
+from symscan.tensor.creation import arange, bartlett, ones, zeros
 from symscan.tensor.elemwise import and_, cast, clip, eq, floor_div, ge, le, lt, maximum, minimum, mod, neq
 from symscan.tensor.math import all as reduce_all
 from symscan.tensor.math import cumprod, cumsum
@@ -24,6 +24,8 @@ from symscan.tensor.math import max as reduce_max
 from symscan.tensor.math import sum as reduce_sum
 from symscan.tensor.shape import dimshuffle, flatten, reshape, squeeze
 from symscan.tensor.subtensor import inc_subtensor, set_subtensor
+from symscan.tensor.unique import Unique as _UniqueOp
+from symscan.tensor.unique import unique
 
 
 def _axis(axis: int, x: Variable, opname: str) -> int:
@@ -243,5 +245,13 @@ def unravel_index(indices, dims, order: str = "C", ndim=None) -> tuple:
     return tuple(mod(floor_div(indices, stride), d) for stride, d in zip(strides, dims))
 
 
-__all__ = ["bincount", "compress", "cumprod", "cumsum", "diff", "fill_diagonal", "fill_diagonal_offset",
-           "ravel_multi_index", "repeat", "searchsorted", "squeeze", "to_one_hot", "unravel_index"]
+def Unique(return_index: bool = False, return_inverse: bool = False, return_counts: bool = False):  # noqa: N802
+    """Theano's ``Unique(return_index, return_inverse, return_counts)(x)``: the op (numpy's unique
+    of the flattened x), whose call gives the values alone or a list with the flagged outputs.
+    Theano's ``axis`` (unique rows) is not implemented."""
+    return _UniqueOp(bool(return_index), bool(return_inverse), bool(return_counts))
+
+
+__all__ = ["Unique", "bartlett", "bincount", "compress", "cumprod", "cumsum", "diff", "fill_diagonal",
+           "fill_diagonal_offset", "ravel_multi_index", "repeat", "searchsorted", "squeeze", "to_one_hot", "unique",
+           "unravel_index"]
