@@ -28,6 +28,10 @@ from symscan.tensor.elemwise import (
     add,
     and_,
     angle,
+    arccos,
+    arcsin,
+    arctan,
+    arctanh,
     bitwise_and,
     bitwise_not,
     bitwise_or,
@@ -39,6 +43,7 @@ from symscan.tensor.elemwise import (
     cos,
     eq,
     erf,
+    erfc,
     erfcinv,
     erfinv,
     exp,
@@ -85,6 +90,7 @@ from symscan.tensor.elemwise import (
     where,
     xor,
 )
+from symscan.tensor.extra_ops import diff, repeat
 from symscan.tensor.math import (
     all,
     any,
@@ -131,4 +137,6 @@ from symscan.tensor.unique import unique
 from symscan.tensor.variable import TensorConstant, TensorSharedVariable, TensorVariable
 
 true_divide = true_div
+sgn, sqr = sign, square
+"""Theano's names of ``sign`` and ``square``."""
 __all__ = [name for name in dir() if not name.startswith("_")]

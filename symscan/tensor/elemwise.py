@@ -25,7 +25,7 @@ from symscan.tensor.basic import (
     constant,
     get_scalar_constant_value,
 )
-from symscan.tensor.scalar_special import chi2sf_scalar, erfcinv_scalar, erfinv_scalar
+from symscan.tensor.scalar_special import chi2sf_scalar, erf_scalar, erfc_scalar, erfcinv_scalar, erfinv_scalar
 
 
 def _sigmoid(x):
@@ -148,7 +148,9 @@ ELEMWISE_FUNCTIONS: dict[str, tuple[int, Callable]] = {
     "neg": (1, np.negative), "abs": (1, np.abs), "exp": (1, np.exp), "log": (1, np.log),
     "log1p": (1, np.log1p), "expm1": (1, np.expm1), "sqrt": (1, np.sqrt), "sin": (1, np.sin),
     "cos": (1, np.cos), "tan": (1, np.tan), "tanh": (1, np.tanh), "sigmoid": (1, _sigmoid),
-    "softplus": (1, _softplus), "erf": (1, _float_function(math.erf)), "erfinv": (1, _special("erfinv", erfinv_scalar)),
+    "softplus": (1, _softplus), "erf": (1, _float_function(erf_scalar)), "erfc": (1, _float_function(erfc_scalar)),
+    "arcsin": (1, np.arcsin), "arccos": (1, np.arccos), "arctan": (1, np.arctan), "arctanh": (1, np.arctanh),
+    "erfinv": (1, _special("erfinv", erfinv_scalar)),
     "erfcinv": (1, _special("erfcinv", erfcinv_scalar)), "chi2sf": (2, _special("chdtrc", chi2sf_scalar, (1, 0))),
     "real": (1, np.real), "imag": (1, np.imag), "angle": (1, np.angle),
     "gamma": (1, _float_function(_gamma_scalar)), "gammaln": (1, _float_function(_gammaln_scalar)),
@@ -327,6 +329,12 @@ tanh = _elemwise_function("tanh")
 sigmoid = _elemwise_function("sigmoid")
 softplus = _elemwise_function("softplus")
 erf = _elemwise_function("erf")
+erfc = _elemwise_function("erfc")
+erfc.__doc__ = "``1 - erf(x)`` computed directly (C's ``erfc``: no cancellation for large x), in a float dtype."
+arcsin = _elemwise_function("arcsin")
+arccos = _elemwise_function("arccos")
+arctan = _elemwise_function("arctan")
+arctanh = _elemwise_function("arctanh")
 erfinv = _elemwise_function("erfinv")
 erfinv.__doc__ = "The inverse of ``erf`` (scipy.special's ``erfinv``): +-inf at +-1, NaN outside [-1, 1]."
 erfcinv = _elemwise_function("erfcinv")

@@ -11,6 +11,16 @@ import math
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 
+def erf_scalar(x: float) -> float:
+    """C's erf (a function of this module so that numba's kernels copy it like the others)."""
+    return math.erf(x)
+
+
+def erfc_scalar(x: float) -> float:
+    """C's erfc, 1 - erf(x) without the cancellation for large x."""
+    return math.erfc(x)
+
+
 def erfinv_scalar(y: float) -> float:
     """The inverse of erf on [-1, 1] (scipy.special's ``erfinv``): +-inf at +-1, NaN outside.
     Giles' single-precision approximation ("Approximating the erfinv function", 2010) as the

@@ -126,3 +126,48 @@ def test_onnx_export_is_refused_naming_the_op(fn):
     x = T.fvector("x")
     with pytest.raises(ss.onnx.ExportError, match=r"Elemwise\{(erfcinv|chi2sf|real|imag|angle)\} has no ONNX"):
         ss.onnx.export(ss.function([x], fn(x), mode="py"))
+
+
+INVERSE_TRIG = [("arcsin", np.arcsin), ("arccos", np.arccos), ("arctan", np.arctan), ("arctanh", np.arctanh),
+                ("erfc", scipy.special.erfc), ("erf", scipy.special.erf)]
+
+
+@pytest.mark.parametrize("mode", MODES_TESTED)
+def test_inverse_trig_and_erfc_match_numpy_in_a_loop(mode, rng):
+    """The loop keeps them (push-out off), so numba's kernel computes them (ufuncs, libm's erf/erfc)."""
+    xs = rng.uniform(-0.95, 0.95, size=(3, 4))
+    seq = T.dmatrix("xs")
+
+    def step(x, acc):
+        return T.tanh(acc) + sum(getattr(T, name)(x) for name, _ in INVERSE_TRIG) + T.erfc(x[0])
+
+    out, _ = ss.scan(step, sequences=seq, outputs_info=T.zeros((4,), dtype="float64"))
+    f = ss.function([seq], out, mode=mode, rewrites=["-push_out"])
+    if mode == "numba":
+        assert f.backend_report() == ["scan: numba"], f.backend_report()
+    acc, want = np.zeros(4), []
+    for x in xs:
+        acc = np.tanh(acc) + sum(fn(x) for _, fn in INVERSE_TRIG) + scipy.special.erfc(x[0])
+        want.append(acc)
+    np.testing.assert_allclose(f(xs), want, rtol=1e-12)
+
+
+def test_inverse_trig_and_erfc_gradients_and_dtypes():
+    point = [np.array([-0.6, 0.1, 0.7])]
+    for name, _ in INVERSE_TRIG:
+        ss.verify_grad(getattr(T, name), point)
+        assert getattr(T, name)(T.fvector()).dtype == "float32"
+
+
+def test_inverse_trig_exports_in_float32_and_refuses_float64():
+    x = T.fvector("x")
+    values = np.array([-0.6, 0.1, 0.7], dtype=np.float32)
+    got = ss.function([x], [T.arcsin(x), T.arccos(x), T.arctan(x), T.arctanh(x)], mode="onnxruntime")(values)
+    for g, fn in zip(got, (np.arcsin, np.arccos, np.arctan, np.arctanh)):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, fn(values), rtol=1e-6)
+    d = T.dvector("d")
+    with pytest.raises(ss.onnx.ExportError, match=r"Elemwise\{arcsin\} .*float32 only.*astype\('float32'\)"):
+        ss.onnx.export(ss.function([d], T.arcsin(d), mode="py"))
+    with pytest.raises(ss.onnx.ExportError, match=r"Elemwise\{erfc\} has no ONNX lowering"):
+        ss.onnx.export(ss.function([x], T.erfc(x), mode="py"))

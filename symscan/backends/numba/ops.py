@@ -51,7 +51,7 @@ OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "
 UFUNCS = {"pow": "power", "maximum": "maximum", "minimum": "minimum", "logaddexp": "logaddexp", "exp": "exp",
           "log": "log", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
           "tan": "tan", "tanh": "tanh", "abs": "absolute", "sign": "sign", "floor": "floor", "ceil": "ceil",
-          "fmod": "fmod"}
+          "fmod": "fmod", "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan", "arctanh": "arctanh"}
 """Elemwise names numba implements as the numpy ufunc, on arrays and on scalars."""
 
 

@@ -1,5 +1,5 @@
-"""numba forms of the elementwise special functions without a numpy ufunc: erfinv, erfcinv and
-chi2sf run ``symscan.tensor.scalar_special``'s code (the reference's when scipy is absent, within
+"""numba forms of the elementwise special functions without a numpy ufunc: erf, erfc, erfinv,
+erfcinv and chi2sf run ``symscan.tensor.scalar_special``'s code (the reference's when scipy is absent, within
 a few ulps of scipy's), one element at a time; real, imag and angle are numba's numpy functions."""
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ from symscan.backends.numba.sources import module_function
 from symscan.tensor import scalar_special
 
 SCALAR_KERNELS = {
+    "erf": (scalar_special.erf_scalar, ()),
+    "erfc": (scalar_special.erfc_scalar, ()),
     "erfinv": (scalar_special.erfinv_scalar, (scalar_special.erfc_tail_inverse,)),
     "erfcinv": (scalar_special.erfcinv_scalar, (scalar_special.erfc_tail_inverse, scalar_special.erfinv_scalar)),
     "chi2sf": (scalar_special.chi2sf_scalar, (scalar_special._log_gamma_density, scalar_special.gammaincc_scalar)),

@@ -38,6 +38,7 @@ from symscan.tensor.elemwise import (
     sigmoid,
     sign,
     sin,
+    sqrt,
     switch,
 )
 
@@ -136,6 +137,11 @@ ELEMWISE_PULLBACKS = {
     "sigmoid": lambda g, out, x: [g * out * (1 - out)],
     "softplus": lambda g, out, x: [g * sigmoid(x)],
     "erf": lambda g, out, x: [g * _TWO_OVER_SQRT_PI * exp(-(_as_float(x, out) ** 2))],
+    "erfc": lambda g, out, x: [-g * _TWO_OVER_SQRT_PI * exp(-(_as_float(x, out) ** 2))],
+    "arcsin": lambda g, out, x: [g / sqrt(1 - _as_float(x, out) ** 2)],
+    "arccos": lambda g, out, x: [-g / sqrt(1 - _as_float(x, out) ** 2)],
+    "arctan": lambda g, out, x: [g / (1 + _as_float(x, out) ** 2)],
+    "arctanh": lambda g, out, x: [g / (1 - _as_float(x, out) ** 2)],
     "erfinv": lambda g, out, x: [g * _SQRT_PI_OVER_TWO * exp(out * out)],
     "erfcinv": lambda g, out, x: [-g * _SQRT_PI_OVER_TWO * exp(out * out)],
     "chi2sf": _chi2sf,
