@@ -10,6 +10,7 @@ import numpy as np
 from symscan.graph.basic import describe
 from symscan.onnx.context import ExportError, Lowering, lowers
 from symscan.tensor.sort import ArgSort, Sort
+from symscan.tensor.unique import Unique
 
 TOPK_DTYPES = ("float32", "float64", "int32", "int64")
 
@@ -38,3 +39,19 @@ def lower_sort(ctx: Lowering, node, ins: list[str]) -> list[str]:
     if isinstance(node.op, ArgSort):
         return [indices]
     return [ctx.cast(values, work, x.dtype)]
+
+
+@lowers(Unique)
+def lower_unique(ctx: Lowering, node, ins: list[str]) -> list[str]:
+    """ONNX ``Unique`` (sorted) of the flattened input, for integers (in int64, where onnxruntime
+    has its kernel). Floats are refused: onnxruntime's Unique merges NaN into other values."""
+    x, op = node.inputs[0], node.op
+    if not (x.dtype == "bool" or np.dtype(x.dtype).kind in "iu") or x.dtype == "uint64":
+        raise ExportError(f"{op} of {describe(x)} has no ONNX lowering: onnxruntime's Unique takes integers here "
+                          "(its float kernel merges NaN into other values, which would be a wrong model)")
+    flat = ctx.op1("Reshape", [ctx.cast(ins[0], x.dtype, "int64"), ctx.ints([-1])])
+    values, index, inverse, counts = ctx.op("Unique", [flat], 4, sorted=1)
+    if op.return_inverse:
+        inverse = ctx.op1("Reshape", [inverse, ctx.op1("Shape", [ins[0]])])
+    wanted = [(index, op.return_index), (inverse, op.return_inverse), (counts, op.return_counts)]
+    return [ctx.cast(values, "int64", x.dtype)] + [name for name, flag in wanted if flag]

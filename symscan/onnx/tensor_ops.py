@@ -39,6 +39,9 @@ BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "true_div": "Div", "pow": "P
           "minimum": "Min"}
 UNARY_FLOAT = {"exp": "Exp", "log": "Log", "sqrt": "Sqrt", "sin": "Sin", "cos": "Cos", "tanh": "Tanh"}
 COMPARE = {"eq": "Equal", "lt": "Less", "le": "LessOrEqual", "gt": "Greater", "ge": "GreaterOrEqual"}
+FLOAT32_ONLY = {"arcsin": "Asin", "arccos": "Acos", "arctan": "Atan", "arctanh": "Atanh"}
+"""ONNX ops onnxruntime implements for float32 only: a float64 one is refused (a float32 model
+would be less precise than the graph)."""
 BOOL_ARITHMETIC = {"add": "Or", "mul": "And", "maximum": "Or", "minimum": "And"}
 
 
@@ -98,6 +101,12 @@ def _arithmetic(ctx: Lowering, node, name: str, args: list[str], dtype: str) -> 
         return _logaddexp(ctx, *args, dtype)
     if name == "erf":
         return _erf(ctx, args[0], dtype)
+    if name in FLOAT32_ONLY:
+        if dtype != "float32":
+            raise ExportError(f"{node.op} of {describe(node.inputs[0])}: onnxruntime implements ONNX "
+                              f"{FLOAT32_ONLY[name]} for float32 only; cast the input with .astype('float32') to "
+                              "export it in float32")
+        return ctx.op1(FLOAT32_ONLY[name], args)
     if name == "sigmoid":  # as numpy's: onnxruntime's Sigmoid flushes the tail to 0 (float32: approximate)
         x, one = args[0], ctx.const(np.ones((), dtype))
         e = ctx.op1("Exp", [ctx.op1("Neg", [ctx.op1("Abs", [x])])])

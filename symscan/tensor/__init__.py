@@ -11,6 +11,7 @@ from symscan.tensor.contraction import batched_dot, batched_tensordot, tensordot
 from symscan.tensor.creation import (
     alloc,
     arange,
+    bartlett,
     eye,
     identity_like,
     mgrid,
@@ -26,16 +27,24 @@ from symscan.tensor.elemwise import (
     abs,
     add,
     and_,
+    angle,
+    arccos,
+    arcsin,
+    arctan,
+    arctanh,
     bitwise_and,
     bitwise_not,
     bitwise_or,
     bitwise_xor,
     cast,
     ceil,
+    chi2sf,
     clip,
     cos,
     eq,
     erf,
+    erfc,
+    erfcinv,
     erfinv,
     exp,
     expm1,
@@ -47,6 +56,7 @@ from symscan.tensor.elemwise import (
     gammaln,
     ge,
     gt,
+    imag,
     invert,
     isinf,
     isnan,
@@ -64,6 +74,7 @@ from symscan.tensor.elemwise import (
     or_,
     pow,
     psi,
+    real,
     round,
     second,
     sigmoid,
@@ -79,6 +90,7 @@ from symscan.tensor.elemwise import (
     where,
     xor,
 )
+from symscan.tensor.extra_ops import diff, repeat
 from symscan.tensor.math import (
     all,
     any,
@@ -121,7 +133,10 @@ from symscan.tensor.shape import (
 from symscan.tensor.sort import argsort, sort
 from symscan.tensor.special import allclose, cosh, iround, isclose, reciprocal, sinh, square
 from symscan.tensor.subtensor import inc_subtensor, set_subtensor, subtensor
+from symscan.tensor.unique import unique
 from symscan.tensor.variable import TensorConstant, TensorSharedVariable, TensorVariable
 
 true_divide = true_div
+sgn, sqr = sign, square
+"""Theano's names of ``sign`` and ``square``."""
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -11,7 +11,8 @@ from symscan.config import config
 from symscan.graph.basic import Apply, Op, Variable, describe
 from symscan.graph.type import TensorType, normalize_dtype
 from symscan.tensor.basic import as_operands, as_tensor_variable, constant, static_int
-from symscan.tensor.elemwise import broadcast_static_shapes, maximum, second, switch
+from symscan.tensor.elemwise import abs as absolute
+from symscan.tensor.elemwise import broadcast_static_shapes, cast, maximum, second, switch
 from symscan.tensor.shape import MakeVector, reshape, shape_vector, stack
 
 
@@ -228,3 +229,14 @@ class _Grid:
 
 mgrid = _Grid(sparse=False)
 ogrid = _Grid(sparse=True)
+
+
+def bartlett(M) -> Variable:
+    """``numpy.bartlett``: the triangular window of ``M`` points (float64), 1 - |2k + 1 - M| / (M - 1)
+    for k < M, peak 1 in the middle; empty for M < 1 and [1.0] for M == 1. ``M`` is an int or a
+    symbolic integer scalar."""
+    M = as_tensor_variable(M)
+    if M.ndim != 0 or M.dtype[0] not in "iu":
+        raise TypeError(f"bartlett: M must be an integer scalar (the number of points), got {describe(M)}")
+    offsets = cast(2 * arange(M) + 1 - M, "float64")
+    return 1.0 - absolute(offsets) / cast(maximum(M - 1, 1), "float64")  # M == 1: the one offset is 0

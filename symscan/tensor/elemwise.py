@@ -25,6 +25,7 @@ from symscan.tensor.basic import (
     constant,
     get_scalar_constant_value,
 )
+from symscan.tensor.scalar_special import chi2sf_scalar, erf_scalar, erfc_scalar, erfcinv_scalar, erfinv_scalar
 
 
 def _sigmoid(x):
@@ -41,15 +42,20 @@ def _softplus(x):
     return np.logaddexp(np.zeros((), dtype=np.exp(x.flat[:0]).dtype), x)
 
 
+def _float_dtype(*xs: np.ndarray) -> np.dtype:
+    """The float dtype ``exp`` gives for the inputs' common dtype (float32 for small ints)."""
+    return np.exp(np.zeros((), dtype=np.result_type(*[x.dtype for x in xs]))).dtype
+
+
 def _float_function(scalar_fn: Callable) -> Callable:
-    """A float64 scalar function over arrays, in the float dtype ``exp`` gives for the input
-    (numpy has no ufunc for it; ``math`` computes it as C does)."""
+    """A float64 scalar function over (broadcast) arrays, in the float dtype ``exp`` gives for
+    the inputs (numpy has no ufunc for it; ``math`` computes it as C does)."""
     vectorized = np.vectorize(scalar_fn, otypes=[np.float64])
 
-    def apply(x):
-        x = np.asarray(x)
+    def apply(*xs):
+        xs = [np.asarray(x) for x in xs]
         with np.errstate(all="ignore"):  # poles give inf/NaN by design, as scipy's do
-            return vectorized(x).astype(np.exp(x.flat[:0]).dtype, copy=False)
+            return vectorized(*xs).astype(_float_dtype(*xs), copy=False)
 
     return apply
 
@@ -96,71 +102,33 @@ def _psi_scalar(x: float) -> float:
     return shift + math.log(x) - 0.5 / x - series
 
 
-_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
-
-
-def _erfinv_scalar(y: float) -> float:
-    """The inverse of erf on [-1, 1] (scipy.special's ``erfinv``): +-inf at +-1, NaN outside.
-    Giles' single-precision approximation ("Approximating the erfinv function", 2010) as the
-    start, refined in double (within 1e-15 of scipy's, checked on the whole range)."""
-    if math.isnan(y) or builtins.abs(y) > 1:
-        return math.nan
-    if builtins.abs(y) == 1:
-        return math.copysign(math.inf, y)
-    if y == 0:
-        return 0.0  # at -0.0 too, as scipy's
-    w = -math.log((1 - y) * (1 + y))
-    if w < 5:
-        w -= 2.5
-        p = 2.81022636e-08
-        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-                  -0.00417768164, 0.246640727, 1.50140941):
-            p = c + p * w
-    else:
-        w = math.sqrt(w) - 3
-        p = -0.000200214257
-        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-                  0.00943887047, 1.00167406, 2.83297682):
-            p = c + p * w
-    x = p * y
-    if builtins.abs(y) <= 0.5:
-        for _ in range(2):  # Halley on erf(x) - y (erf'' = -2x erf')
-            step = (math.erf(x) - y) / (_TWO_OVER_SQRT_PI * math.exp(-x * x))
-            x -= step / (1 + x * step)
-        return x
-    # the tail: Newton on log(erfc(|x|)) - log(1 - |y|), nearly quadratic in x, keeps the digits
-    # erf(x) loses where it rounds to 1 (1 - |y| is exact here)
-    a, log_tail = builtins.abs(x), math.log(1 - builtins.abs(y))
-    for _ in range(8):  # quadratic: 2-3 steps, more only where the start is float32's edge
-        tail = math.erfc(a)
-        step = (math.log(tail) - log_tail) * tail / (_TWO_OVER_SQRT_PI * math.exp(-a * a))
-        a += step
-        if builtins.abs(step) <= 1e-16 * a:
-            break
-    return math.copysign(a, y)
-
-
 @functools.cache
-def _scipy_erfinv():
-    """scipy.special's erfinv ufunc, or None: scipy is optional in symscan."""
+def _scipy_special(name: str):
+    """scipy.special's ufunc ``name``, or None: scipy is optional in symscan."""
     try:
-        from scipy.special import erfinv
+        import scipy.special
     except ImportError:
         return None
-    return erfinv
+    return getattr(scipy.special, name)
 
 
-_erfinv_own = _float_function(_erfinv_scalar)
+def _special(scipy_name: str, own_scalar: Callable, order: tuple[int, ...] | None = None) -> Callable:
+    """scipy.special's ``scipy_name`` where scipy is installed (a compiled loop; ``order``: its
+    arguments' order), else ``own_scalar`` (``scalar_special``); either way in the float dtype
+    ``exp`` gives (scipy computes bools and float16 in float32)."""
+    own = _float_function(own_scalar)
 
+    def apply(*xs):
+        fn = _scipy_special(scipy_name)
+        if fn is None:
+            return own(*xs)
+        xs = [np.asarray(x) for x in xs]
+        with np.errstate(all="ignore"):
+            result = fn(*(xs if order is None else [xs[i] for i in order]))
+        return np.asarray(result).astype(_float_dtype(*xs), copy=False)
 
-def _erfinv(x):
-    """scipy's ``erfinv`` where scipy is installed (a compiled loop), else ``_erfinv_scalar``;
-    either way in the float dtype ``exp`` gives (scipy computes bools and float16 in float32)."""
-    scipy_erfinv = _scipy_erfinv()
-    if scipy_erfinv is None:
-        return _erfinv_own(x)
-    x = np.asarray(x)
-    return np.asarray(scipy_erfinv(x)).astype(np.exp(x.flat[:0]).dtype, copy=False)
+    apply.__name__ = own_scalar.__name__.removesuffix("_scalar")
+    return apply
 
 
 def _second(a, b):
@@ -180,7 +148,11 @@ ELEMWISE_FUNCTIONS: dict[str, tuple[int, Callable]] = {
     "neg": (1, np.negative), "abs": (1, np.abs), "exp": (1, np.exp), "log": (1, np.log),
     "log1p": (1, np.log1p), "expm1": (1, np.expm1), "sqrt": (1, np.sqrt), "sin": (1, np.sin),
     "cos": (1, np.cos), "tan": (1, np.tan), "tanh": (1, np.tanh), "sigmoid": (1, _sigmoid),
-    "softplus": (1, _softplus), "erf": (1, _float_function(math.erf)), "erfinv": (1, _erfinv),
+    "softplus": (1, _softplus), "erf": (1, _float_function(erf_scalar)), "erfc": (1, _float_function(erfc_scalar)),
+    "arcsin": (1, np.arcsin), "arccos": (1, np.arccos), "arctan": (1, np.arctan), "arctanh": (1, np.arctanh),
+    "erfinv": (1, _special("erfinv", erfinv_scalar)),
+    "erfcinv": (1, _special("erfcinv", erfcinv_scalar)), "chi2sf": (2, _special("chdtrc", chi2sf_scalar, (1, 0))),
+    "real": (1, np.real), "imag": (1, np.imag), "angle": (1, np.angle),
     "gamma": (1, _float_function(_gamma_scalar)), "gammaln": (1, _float_function(_gammaln_scalar)),
     "psi": (1, _float_function(_psi_scalar)), "isnan": (1, np.isnan), "isinf": (1, np.isinf),
     "sign": (1, np.sign), "floor": (1, np.floor),
@@ -357,8 +329,25 @@ tanh = _elemwise_function("tanh")
 sigmoid = _elemwise_function("sigmoid")
 softplus = _elemwise_function("softplus")
 erf = _elemwise_function("erf")
+erfc = _elemwise_function("erfc")
+erfc.__doc__ = "``1 - erf(x)`` computed directly (C's ``erfc``: no cancellation for large x), in a float dtype."
+arcsin = _elemwise_function("arcsin")
+arccos = _elemwise_function("arccos")
+arctan = _elemwise_function("arctan")
+arctanh = _elemwise_function("arctanh")
 erfinv = _elemwise_function("erfinv")
 erfinv.__doc__ = "The inverse of ``erf`` (scipy.special's ``erfinv``): +-inf at +-1, NaN outside [-1, 1]."
+erfcinv = _elemwise_function("erfcinv")
+erfcinv.__doc__ = "The inverse of ``erfc`` (scipy.special's ``erfcinv``): +inf at 0, -inf at 2, NaN outside [0, 2]."
+chi2sf = _elemwise_function("chi2sf")
+chi2sf.__doc__ = ("``chi2sf(x, k)``: P(X > x) for X chi-squared with k degrees of freedom (Theano's name; "
+                  "scipy.special's ``chdtrc(k, x)``), a float; NaN for x < 0 or k < 0.")
+real = _elemwise_function("real")
+real.__doc__ = "``numpy.real``: the real part of a complex x (float64 for complex128), x itself otherwise."
+imag = _elemwise_function("imag")
+imag.__doc__ = "``numpy.imag``: the imaginary part of a complex x, zeros of x's dtype otherwise."
+angle = _elemwise_function("angle")
+angle.__doc__ = "``numpy.angle``: the argument of x in (-pi, pi] (0 or pi for real x), a float."
 gamma = _elemwise_function("gamma")
 gamma.__doc__ = "The gamma function (scipy.special's values, poles included), in a float dtype."
 gammaln = _elemwise_function("gammaln")

@@ -48,13 +48,6 @@ def test_submodules_import_as_theanos():
     assert T.extra_ops.cumsum is ss.tensor.cumsum
 
 
-def test_missing_names_are_listed_not_defined():
-    for module, names in ((extra_ops, "unique bartlett"),):
-        for name in names.split():
-            assert not hasattr(module, name)
-            assert f"``{name}``" in module.__doc__
-
-
 # ---------------------------------------------------------------------------- nlinalg
 def test_nlinalg_against_numpy(rng):
     a, b, c = T.dmatrices("a", "b", "c")

@@ -99,7 +99,7 @@ def test_the_three_import_forms_give_the_same_tensor_module():
     assert importlib.import_module("symscan.compat.theano.compile") is theano.compile
 
 
-THEANO_SUBMODULES = ("nnet", "shared_randomstreams", "xlogx")
+THEANO_SUBMODULES = ("extra_ops", "nnet", "shared_randomstreams", "xlogx")
 """Modules of symscan.tensor that theano.tensor has as its own (Theano's softmax, ...)."""
 
 

@@ -22,7 +22,7 @@ from numba.core.errors import NumbaError
 from symscan.backends.fast.codegen import EMITTERS, Codegen
 from symscan.backends.fast.evaluator import FastEvaluator
 from symscan.backends.fast.loops import emit_scan, write_scan
-from symscan.backends.numba import branches, linalg_ops, nested  # noqa: F401 - register numba forms (IfElse, linalg, nested loops)
+from symscan.backends.numba import branches, indexing, linalg_ops, nested, unique  # noqa: F401 - register numba forms
 from symscan.backends.numba.blas import matmul_helper
 from symscan.backends.numba.cache import load_kernel
 from symscan.backends.numba.kernel import LoopKernel

@@ -14,6 +14,7 @@ import numpy as np
 
 from symscan.backends.fast.codegen import emits
 from symscan.backends.numba.blas import matmul_helper
+from symscan.backends.numba.special import COMPLEX_PARTS, SPECIAL_NAMES, special_expression
 from symscan.backends.numba.ufuncs import numpy_loop
 from symscan.scan.args import SequenceEntry
 from symscan.scan.checks import AfterChecks, StepCount
@@ -50,7 +51,7 @@ OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "
 UFUNCS = {"pow": "power", "maximum": "maximum", "minimum": "minimum", "logaddexp": "logaddexp", "exp": "exp",
           "log": "log", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
           "tan": "tan", "tanh": "tanh", "abs": "absolute", "sign": "sign", "floor": "floor", "ceil": "ceil",
-          "fmod": "fmod"}
+          "fmod": "fmod", "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan", "arctanh": "arctanh"}
 """Elemwise names numba implements as the numpy ufunc, on arrays and on scalars."""
 
 
@@ -94,6 +95,8 @@ def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
         expr = ins[1]
     elif name == "second" and node.inputs[1].ndim == 0:  # fill: the scalar in a's shape
         expr = f"np.full({ins[0]}.shape, {as_dtype(ins[1], out.dtype)})"
+    elif name in SPECIAL_NAMES:
+        expr = special_expression(gen, node, ins)
     else:
         raise NotCompilable(f"no numba form for {node.op} on {[str(v.type) for v in node.inputs]}")
     if out.type.ndim == 0:
@@ -109,6 +112,8 @@ def _check_numba_dtypes(node) -> None:
     numba arithmetic), an integer power (numpy refuses negative exponents, numba returns
     garbage), the sign of unsigned ints (numba wraps it)."""
     name, dtypes = node.op.name, [v.dtype for v in node.inputs + node.outputs]
+    if name in COMPLEX_PARTS and "float16" not in dtypes:  # numba's np.real/imag/angle are exact
+        return
     if any(d == "float16" or d.startswith("complex") for d in dtypes):
         raise NotCompilable(f"{node.op} on {dtypes}: numba has no float16/complex arithmetic here")
     if name == "pow" and not node.outputs[0].dtype.startswith("float"):
@@ -124,6 +129,8 @@ def _cast_operands(node, ins: list[str]) -> list[str]:
     import numpy as np
 
     name = node.op.name
+    if name in COMPLEX_PARTS:  # the complex input as it is
+        return ins
     if name in COMPARISONS:
         target = np.result_type(*[v.dtype for v in node.inputs]).name
     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from symscan.compile import THEANO_MODE_NAMES, Function, In, UnusedInputError
 from symscan.compile import function as _function
@@ -21,6 +22,24 @@ THEANO_ON_UNUSED_INPUT = "raise"
 """What ``on_unused_input=None`` means: Theano's ``config.on_unused_input`` default."""
 
 
+@dataclass(frozen=True)
+class Out:
+    """Theano's ``Out(variable, borrow=False)``: an output with Theano's borrow flag, which
+    changes nothing here (every call returns arrays the caller owns, as ``borrow=False``)."""
+
+    variable: Variable
+    borrow: bool = False
+
+
+def _without_out(outputs):
+    """The outputs with each ``Out`` replaced by its variable."""
+    if isinstance(outputs, Out):
+        return outputs.variable
+    if isinstance(outputs, (list, tuple)):
+        return type(outputs)(o.variable if isinstance(o, Out) else o for o in outputs)
+    return outputs
+
+
 def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_default_updates: bool | list = False,
              accept_inplace: bool = False, name: str | None = None, rebuild_strict: bool = True,
              allow_input_downcast: bool | None = None, profile: bool | None = None,
@@ -28,7 +47,7 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None, no_defa
     """Theano 1.0's ``theano.function``. ``accept_inplace`` and ``rebuild_strict`` are accepted
     and change nothing (symscan graphs hold no user inplace ops, and ``givens`` always keep
     types); ``profile`` is accepted too: loops built with ``scan(profile=True)`` are timed."""
-    inputs, outputs, updates, givens = _cut_at_inputs(inputs, outputs, updates, givens)
+    inputs, outputs, updates, givens = _cut_at_inputs(inputs, _without_out(outputs), updates, givens)
     return _function(inputs, outputs, updates=updates, givens=givens, mode=mode, name=name,
                      allow_input_downcast=allow_input_downcast,
                      on_unused_input=THEANO_ON_UNUSED_INPUT if on_unused_input is None else on_unused_input,

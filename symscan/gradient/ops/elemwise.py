@@ -17,6 +17,7 @@ import numpy as np
 
 from symscan.gradient.grad import float_dtype
 from symscan.gradient.registry import pullback
+from symscan.gradient.types import NullType
 from symscan.tensor.broadcast import sum_to
 from symscan.tensor.creation import zeros_like
 from symscan.tensor.elemwise import (
@@ -27,13 +28,17 @@ from symscan.tensor.elemwise import (
     eq,
     exp,
     floor_div,
+    gammaln,
     ge,
+    imag,
     le,
     log,
     psi,
+    real,
     sigmoid,
     sign,
     sin,
+    sqrt,
     switch,
 )
 
@@ -70,6 +75,37 @@ def _clip(g, out, x, low, high):
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2
 
+
+def _is_complex(x) -> bool:
+    return x.dtype.startswith("complex")
+
+
+# Complex inputs get Theano's convention: the gradient of a real cost w.r.t. z = x + iy is
+# dC/dx + i dC/dy.
+def _real(g, out, z):
+    return [cast(g, z.dtype) if _is_complex(z) else g]
+
+
+def _imag(g, out, z):
+    return [g * 1j if _is_complex(z) else ZERO]
+
+
+def _angle(g, out, z):
+    """atan2(y, x): d/dx = -y / |z|^2, d/dy = x / |z|^2, so i z / |z|^2; piecewise constant for real z."""
+    if not _is_complex(z):
+        return [ZERO]
+    return [g * 1j * z / (real(z) ** 2 + imag(z) ** 2)]
+
+
+def _chi2sf(g, out, x, k):
+    """d/dx is minus the density x^(k/2 - 1) e^(-x/2) / (2^(k/2) gamma(k/2)); the derivative in
+    k (of the incomplete gamma function's parameter) is not implemented."""
+    x, k = _as_float(x, out), _as_float(k, out)
+    half = k * 0.5
+    log_density = (half - 1) * log(x) - x * 0.5 - half * math.log(2.0) - gammaln(half)
+    why = "the gradient of chi2sf w.r.t. its degrees of freedom k is not implemented"
+    return [-g * exp(log_density), NullType(why).make_variable()]
+
 ELEMWISE_PULLBACKS = {
     "add": lambda g, out, x, y: [g, g],
     "sub": lambda g, out, x, y: [g, -g],
@@ -101,7 +137,17 @@ ELEMWISE_PULLBACKS = {
     "sigmoid": lambda g, out, x: [g * out * (1 - out)],
     "softplus": lambda g, out, x: [g * sigmoid(x)],
     "erf": lambda g, out, x: [g * _TWO_OVER_SQRT_PI * exp(-(_as_float(x, out) ** 2))],
+    "erfc": lambda g, out, x: [-g * _TWO_OVER_SQRT_PI * exp(-(_as_float(x, out) ** 2))],
+    "arcsin": lambda g, out, x: [g / sqrt(1 - _as_float(x, out) ** 2)],
+    "arccos": lambda g, out, x: [-g / sqrt(1 - _as_float(x, out) ** 2)],
+    "arctan": lambda g, out, x: [g / (1 + _as_float(x, out) ** 2)],
+    "arctanh": lambda g, out, x: [g / (1 - _as_float(x, out) ** 2)],
     "erfinv": lambda g, out, x: [g * _SQRT_PI_OVER_TWO * exp(out * out)],
+    "erfcinv": lambda g, out, x: [-g * _SQRT_PI_OVER_TWO * exp(out * out)],
+    "chi2sf": _chi2sf,
+    "real": _real,
+    "imag": _imag,
+    "angle": _angle,
     "gamma": lambda g, out, x: [g * out * psi(x)],
     "gammaln": lambda g, out, x: [g * psi(x)],
     # psi has none: its derivative (trigamma) is not an op yet
@@ -121,7 +167,8 @@ def elemwise_pullback(node, cotangents):
     for d, x in zip(rule(g, out, *node.inputs), node.inputs):
         if d is ZERO:
             grads.append(zeros_like(x, dtype=float_dtype(x)))
-        elif d is None or len(node.inputs) == 1:  # disconnected; or the input's shape: nothing to sum
+        elif d is None or len(node.inputs) == 1 or isinstance(d.type, NullType):
+            # disconnected or undefined; or the input's shape: nothing to sum
             grads.append(d)
         else:
             grads.append(sum_to(d, x))

@@ -9,11 +9,13 @@ import numpy as np
 from symscan.gradient.grad import float_dtype
 from symscan.gradient.ops.math import length
 from symscan.gradient.registry import pullback
+from symscan.gradient.types import NullType
 from symscan.graph.basic import Variable
 from symscan.tensor.creation import arange, zeros_like
 from symscan.tensor.shape import dimshuffle, flatten, reshape, shape
 from symscan.tensor.sort import ArgSort, Sort
 from symscan.tensor.subtensor import set_subtensor
+from symscan.tensor.unique import Unique
 
 
 def along_axis_index(x: Variable, positions: Variable, axis: int) -> tuple:
@@ -50,3 +52,10 @@ def argsort_pullback(node, cotangents):
     """The output is an integer: connected (it depends on x's values) but zero."""
     (x,) = node.inputs
     return [zeros_like(x, dtype=float_dtype(x))]
+
+
+@pullback(Unique)
+def unique_pullback(node, cotangents):
+    """Undefined: any change that splits equal entries changes the number of values."""
+    why = "unique's values change in number when equal entries move apart; sort(x) has a gradient"
+    return [NullType(why).make_variable()]

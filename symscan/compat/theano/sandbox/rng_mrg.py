@@ -3,7 +3,9 @@ signatures and checks, drawing from symscan's random streams.
 
 Its API, not its bits: the same seed gives the same draws from run to run, but not Theano's
 numbers (MRG31k3p); ``nstreams``, which only split MRG's generator for GPUs, is accepted and
-changes nothing.
+changes nothing. ``rstate`` and ``get_substream_rstates`` give states of MRG's shape and range
+(six int32, three below M1 and three below M2, not all zero), derived from the seed, which
+seed symscan's generators rather than being MRG's own.
 """
 
 from __future__ import annotations
@@ -44,6 +46,21 @@ def _seed_entropy(seed) -> int | list[int]:
     raise TypeError(f"MRG_RandomStreams: seed should be 1 integer or 6 integers, got {seed!r}")
 
 
+def _rstate_of(seed) -> np.ndarray:
+    """Theano's rstate for a checked seed: an int replicated 6 times, or the 6 ints."""
+    return np.asarray([seed] * 6 if isinstance(seed, int) else seed, dtype="int32")
+
+
+def _next_rstate(rstate: np.ndarray) -> np.ndarray:
+    """A valid state derived from ``rstate`` (where MRG would jump its generator ahead)."""
+    words = np.random.SeedSequence([int(v) for v in rstate]).generate_state(6, np.uint64)
+    return np.concatenate([1 + words[:3] % (M1 - 1), 1 + words[3:] % (M2 - 1)]).astype("int32")
+
+
+MAX_STREAMS = 60 * 256
+"""Theano's cap on the number of streams it guessed (tuned for GPUs of its day)."""
+
+
 def _no_other_kwargs(method: str, kwargs: dict) -> None:
     kwargs.pop("target", None)  # Theano's device placement
     if kwargs:
@@ -75,16 +92,59 @@ def _size(size, ndim: int | None, method: str):
 
 class MRG_RandomStreams(RandomStream):  # noqa: N801  (Theano's name)
     """Theano's ``MRG_RandomStreams(seed=12345)``: ``uniform``, ``normal``,
-    ``truncated_normal``, ``binomial``, ``multinomial`` and ``choice`` with Theano's signatures
-    (``size, ..., ndim, dtype, nstreams``) and defaults; ``seed()`` reseeds every draw."""
+    ``truncated_normal``, ``binomial``, ``multinomial``, ``choice`` and
+    ``multinomial_wo_replacement`` with Theano's signatures (``size, ..., ndim, dtype,
+    nstreams``) and defaults; ``seed()`` reseeds every draw, ``set_rstate``/``inc_rstate`` the
+    draws to come; ``rstate``, ``get_substream_rstates``, ``n_streams``, ``updates()`` and
+    ``state_updates`` as Theano's (states of MRG's shape, see the module)."""
 
     def __init__(self, seed=12345):
         self.default_instance_seed = seed
-        super().__init__(_seed_entropy(seed))
+        entropy = _seed_entropy(seed)
+        super().__init__(entropy)
+        self.rstate = _rstate_of(entropy)
 
     def seed(self, seed=None) -> None:
         """Reseed every draw made so far (with the constructor's seed when ``seed`` is None)."""
-        super().seed(_seed_entropy(self.default_instance_seed if seed is None else seed))
+        entropy = _seed_entropy(self.default_instance_seed if seed is None else seed)
+        super().seed(entropy)
+        self.rstate = _rstate_of(entropy)
+
+    def set_rstate(self, seed) -> None:
+        """Start the draws made from now on from ``seed`` (Theano's checks); draws made before
+        keep their generators (``seed()`` reseeds those too)."""
+        entropy = _seed_entropy(seed)
+        self.rstate = _rstate_of(entropy)
+        self._seed_sequence = np.random.SeedSequence(entropy)
+
+    def inc_rstate(self) -> None:
+        """Move ``rstate`` (and the draws made from now on) to the next stream's start."""
+        self.rstate = _next_rstate(self.rstate)
+        self._seed_sequence = np.random.SeedSequence([int(v) for v in self.rstate])
+
+    def get_substream_rstates(self, n_streams: int, dtype: str, inc_rstate: bool = True) -> np.ndarray:
+        """An (n_streams, 6) int32 matrix of distinct stream states, the first ``rstate``;
+        then ``inc_rstate()`` unless told not to (Theano's signature; ``dtype`` names the
+        draw's dtype and changes nothing here)."""
+        if not isinstance(dtype, str):
+            raise TypeError(f"MRG_RandomStreams.get_substream_rstates: dtype must be a dtype name, got {dtype!r}")
+        if isinstance(n_streams, bool) or not isinstance(n_streams, (int, np.integer)) or n_streams < 1:
+            raise ValueError(f"MRG_RandomStreams.get_substream_rstates: n_streams must be a positive int, "
+                             f"got {n_streams!r}")
+        rows = [self.rstate]
+        for _ in range(int(n_streams) - 1):
+            rows.append(_next_rstate(rows[-1]))
+        if inc_rstate:
+            self.inc_rstate()
+        return np.stack(rows)
+
+    def n_streams(self, size) -> int:
+        """Theano's guess: a sixth of a static size's entries (all of them up to 6), at most
+        60 * 256; that cap for a size not known when the graph is built."""
+        if isinstance(size, (tuple, list)) and all(isinstance(n, (int, np.integer)) for n in size):
+            count = int(np.prod(size, dtype=np.int64))
+            return min(count // 6 if count > 6 else count, MAX_STREAMS)
+        return MAX_STREAMS
 
     def updates(self) -> list:
         """The (generator, advanced generator) pairs of the draws made so far."""

@@ -10,14 +10,13 @@ from symscan.tensor import *  # noqa: F403  (the whole tensor namespace, as thea
 
 # The star import bound symscan.tensor's own modules to these names, and ``from package import
 # name`` would return them rather than import this package's submodules.
-del nnet, shared_randomstreams, xlogx  # noqa: F821
+del extra_ops, nnet, shared_randomstreams, xlogx  # noqa: F821
 from symscan.compat.theano.tensor import extra_ops, nlinalg, nnet, shared_randomstreams, slinalg, xlogx  # noqa: E402
 
 # Theano's own names for symscan.tensor functions (``inv`` is elementwise 1/x, as in Theano)
 abs_ = abs  # noqa: F405
-sgn = sign  # noqa: F405
-sqr = square  # noqa: F405
 inv = reciprocal  # noqa: F405
+diag = nlinalg.diag  # Theano's T.diag: a vector's diagonal matrix, or a matrix's diagonal
 
 
 # ---------------------------------------------------------------------------- broadcastable patterns

@@ -10,11 +10,18 @@ from symscan.tensor.basic import as_tensor_variable
 from symscan.tensor.nnet import (
     binary_crossentropy,
     categorical_crossentropy,
+    crossentropy_softmax_1hot,
+    crossentropy_softmax_1hot_with_bias,
+    crossentropy_softmax_argmax_1hot_with_bias,
+    elu,
+    h_softmax,
     hard_sigmoid,
     log_softmax,
     relu,
+    selu,
     sigmoid,
     sigmoid_binary_crossentropy,
+    softmax_graph,
     softplus,
     softsign,
     ultra_fast_sigmoid,
@@ -42,5 +49,7 @@ def logsoftmax(c) -> Variable:
     return log_softmax(c.dimshuffle("x", 0) if c.ndim == 1 else c, axis=1)
 
 
-__all__ = ["binary_crossentropy", "categorical_crossentropy", "hard_sigmoid", "log_softmax", "logsoftmax", "relu",
-           "sigmoid", "sigmoid_binary_crossentropy", "softmax", "softplus", "softsign", "ultra_fast_sigmoid"]
+__all__ = ["binary_crossentropy", "categorical_crossentropy", "crossentropy_softmax_1hot",
+           "crossentropy_softmax_1hot_with_bias", "crossentropy_softmax_argmax_1hot_with_bias", "elu", "h_softmax",
+           "hard_sigmoid", "log_softmax", "logsoftmax", "relu", "selu", "sigmoid", "sigmoid_binary_crossentropy",
+           "softmax", "softmax_graph", "softplus", "softsign", "ultra_fast_sigmoid"]
