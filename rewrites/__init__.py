@@ -9,6 +9,7 @@ from rewrites import (  # noqa: F401
     canonicalize,
     constant_folding,
     delayed_states,
+    ifelse,
     inplace,
     merge,
     merge_inouts,

@@ -97,7 +97,8 @@ def _run_phase(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteRepor
 
 
 def _rewrite_bodies(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteReport, where: str) -> bool:
-    """Run the phase inside each loop body (a copy); rebuild the loop where something fired."""
+    """Run the phase inside each loop body and IfElse branch (a copy); rebuild the node where
+    something fired."""
     changed = False
     for node in fgraph.toposort():
         graphs = node.op.inner_graphs()
@@ -118,8 +119,11 @@ def _rewrite_bodies(fgraph: FunctionGraph, rules: list[Rewrite], report: Rewrite
 
 
 def _loop_name(op) -> str:
-    name = getattr(getattr(op, "info", None), "name", None)
-    return f"scan {name!r}" if name else "scan"
+    """How the report names an op with inner graphs: a scan (by its name) or an IfElse."""
+    info = getattr(op, "info", None)
+    if info is None:
+        return str(op)
+    return f"scan {info.name!r}" if info.name else "scan"
 
 
 def _one_pass(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteReport, firings: dict,
