@@ -83,6 +83,8 @@ class _Builder:
             result = self.expr(args[0], env, memo)[-args[1]:]
         elif op == "cast":
             result = T.cast(self.expr(args[0], env, memo), args[1])
+        elif op == "ifelse":
+            result = ss.ifelse(*(self.expr(a, env, memo) for a in args))
         elif op in SYMBOLIC_UNARY:
             result = SYMBOLIC_UNARY[op](self.expr(args[0], env, memo))
         else:

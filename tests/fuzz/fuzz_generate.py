@@ -25,6 +25,8 @@ FLOAT = "float64"
 SEQUENCE_TAPS = [(0,), (0,), (-1,), (-1, 0), (1,), (0, 1), (-2, 0), (-1, 1), (2, 0, -1)]
 MIT_SOT_TAPS = [(-2, -1), (-2,), (-3, -1), (-1, -2), (-3, -2, -1), (-4, -1)]
 COEFFICIENTS = [0.5, -0.5, 0.9, 0.25, -0.8]
+IFELSE_CHANCE = 0.06
+"""How often an expression (not a leaf) is an ``ss.ifelse``: rare, so other shapes stay common."""
 
 
 @dataclass(frozen=True)
@@ -345,7 +347,9 @@ class ProgramGenerator:
         if kind == "f":
             has_matrix = any(p.shape == (self.d, self.d) for p in scope.all())
             forms += ["dot"] * has_matrix + ["nested"] * (self.nests_left > 0)
-        form = c.choice(forms)
+        form = "ifelse" if c.chance(IFELSE_CHANCE) else c.choice(forms)
+        if form == "ifelse":
+            return self.ifelse(scope, shape, kind, depth)
         if form == "nested":
             nested = self.nested_scan(scope, shape)
             if nested is not None:
@@ -370,6 +374,15 @@ class ProgramGenerator:
         if form == "sum":
             return apply("sum", self.expr(scope, (self.d,), kind, depth - 1), shape=())
         return self.dot(scope, shape, depth)
+
+    def ifelse(self, scope: Scope, shape: tuple, kind: str, depth: int) -> Typed:
+        """``ss.ifelse(value > threshold, then, else)``: both branches cast to one dtype."""
+        c = self.c
+        value = self.expr(scope, (), "f", depth - 1)
+        condition = ("gt", value.expr, ("c", c.choice([0.0, 0.3, -0.3])))
+        then, other = self.expr(scope, shape, kind, depth - 1), self.expr(scope, shape, kind, depth - 1)
+        dtype = result_dtype("add", then.dtype, other.dtype)
+        return Typed(("ifelse", condition, coerce(then, dtype).expr, coerce(other, dtype).expr), shape, dtype)
 
     def dot(self, scope: Scope, shape: tuple, depth: int) -> Typed:
         c, d = self.c, self.d

@@ -8,6 +8,8 @@ compiled function returns. Expressions are nested tuples (``Expr``):
   tap -1, ``o1@-2``: output 1 at tap -2; in a nested loop's body ``is0@0``, ``io0@-1``);
 - ``("c", number)``: a Python scalar; ``("cvec", (numbers...))``: a float64 vector constant;
 - ``(op, *operands)`` for ``op`` in ``UNARY``, ``BINARY`` (``cast`` takes a dtype name);
+- ``("ifelse", condition, then, else)``: ``ss.ifelse``; only the chosen branch is evaluated
+  (the condition a boolean scalar Expr, both branches of one dtype and shape);
 - ``("loop", i, k)``: output ``k`` of ``Program.loops[i]``, whole (top level only);
 - ``("scan", Loop, k)``: output ``k`` of a loop nested in a body, whole;
 - ``("new", k)``: in an ``until`` condition, the value output ``k`` takes at this step;
@@ -26,6 +28,7 @@ Expr = tuple
 
 UNARY = ("neg", "tanh", "sin", "exp", "sum")
 BINARY = ("add", "sub", "mul", "maximum", "minimum", "dot", "gt")
+TERNARY = ("ifelse",)
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,8 @@ def evaluate(expr: tuple, env: dict, loop_outputs):
         return loop_outputs[args[0]][args[1]]
     if op == "scan":
         return run_loop(args[0], env, loop_outputs, nested=True)[0][args[1]]
+    if op == "ifelse":  # lazy: the branch not taken is not evaluated (nor a loop only it reads run)
+        return evaluate(args[1] if bool(evaluate(args[0], env, loop_outputs)) else args[2], env, loop_outputs)
     value = evaluate(args[0], env, loop_outputs)
     if op == "last":
         if len(value) == 0:

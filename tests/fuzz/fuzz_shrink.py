@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable, Iterator
 
 from fuzz_compare import DEFAULT_MODES, check_program
-from fuzz_program import BINARY, UNARY, Input, Loop, Out, Program, Seq, unread_loops
+from fuzz_program import BINARY, TERNARY, UNARY, Input, Loop, Out, Program, Seq, unread_loops
 from fuzz_reference import ExpectedError, run_program
 
-EXPRESSION_OPS = set(UNARY) | set(BINARY) | {"cast", "last", "tail"}
+EXPRESSION_OPS = set(UNARY) | set(BINARY) | set(TERNARY) | {"cast", "last", "tail"}
 """Expressions whose operands are expressions (a candidate replacement of the whole)."""
 
 
