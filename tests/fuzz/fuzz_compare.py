@@ -82,12 +82,6 @@ class Disagreement:
         return f"{self.mode}: {self.problem()}"
 
 
-def runs_in(program: Program, mode: str) -> bool:
-    """Whether ``mode`` can run ``program`` at all: ONNX export has no ``If`` for ss.ifelse yet
-    (symscan/onnx/ raises ExportError naming IfElse); drop this once it does."""
-    return not (mode == "onnxruntime" and "'ifelse'" in repr(program))
-
-
 def check_program(program: Program, modes: list[str]) -> list[Disagreement]:
     """Every disagreement of ``modes`` with the reference on ``program``."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -102,7 +96,7 @@ def check_program(program: Program, modes: list[str]) -> list[Disagreement]:
             problem = _judge_error(err, expected, strict_type=True)
             return [Disagreement("build", *problem)] if problem else []
         found = []
-        for mode in [m for m in modes if runs_in(program, m)]:
+        for mode in modes:
             problem = _check_mode(graph, mode, expected)
             if problem:
                 found.append(Disagreement(mode, *problem))
