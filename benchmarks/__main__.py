@@ -33,6 +33,7 @@ from symscan.onnx import ExportError
 
 SYSTEMS = ("fast", "numba", "default", "py", "onnxruntime", "numpy", "pytensor", "pytensor-c", "jax")
 HERE = Path(__file__).resolve().parent
+PEERS = ("pytensor", "pytensor-c", "jax")
 
 
 def make_system(system: str, work: workloads.Workload) -> Callable:
@@ -86,7 +87,13 @@ def run_workload(work: workloads.Workload, systems: list[str], repeats: int, bud
             print(f"{work.name} {system}: skipped: {error}", file=sys.stderr)  # lacks: the column stays empty
             continue
         first = time.perf_counter() - start
-        check(system, work, result, expected)
+        try:
+            check(system, work, result, expected)
+        except AssertionError as error:  # a peer's wrong result is reported and left out; symscan's fails the run
+            if system not in PEERS:
+                raise
+            print(f"{work.name} {system}: left out: {error}", file=sys.stderr)
+            continue
         if system == "default":
             settle(fn, work.values)
         functions[system] = fn
