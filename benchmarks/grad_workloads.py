@@ -1,8 +1,9 @@
-"""The gradient benchmarks G3, G4, G5, G7: the W-workloads of the same number (their graphs,
-values and forward numpy loops, imported from workloads.py), a scalar cost on their outputs,
-and its gradient w.r.t. weights and initial states. The reference every system is checked
-against is a hand-written numpy BPTT: the forward loop of the W-workload, then one reverse loop.
-Peers build the same gradients in benchmarks/grad_peers.py.
+"""The gradient benchmarks G3, G4, G5, G7, K1 and H1: the W-workloads of the same number (their
+graphs, values and forward numpy loops, imported from workloads.py), a scalar cost on their
+outputs, and its gradient w.r.t. weights and initial states; K1 and H1 differentiate their
+log-likelihood itself. The reference every system is checked against is a hand-written numpy
+BPTT: the forward loop of the workload, then one reverse loop. Peers build the same gradients in
+benchmarks/grad_peers.py.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from functools import partial
 import numpy as np
 
 import symscan as ss
-from benchmarks import workloads
+from benchmarks import filtering, workloads
 
-SYSTEMS = ("fast", "py", "numpy", "pytensor", "jax")
+SYSTEMS = ("fast", "numba", "py", "numpy", "pytensor", "jax")
 
 
 class Skipped(ImportError):
@@ -29,7 +30,8 @@ class Skipped(ImportError):
 @dataclass
 class GradWorkload:
     """A scalar ``cost`` of the forward workload ``forward`` and its gradient w.r.t. ``wrt``
-    (positions in the forward inputs). ``outputs`` (the symscan gradient) is built on each
+    (positions in the forward inputs): the sum of the squares of its outputs, or with
+    ``cost_is_output`` its one (scalar) output itself. ``outputs`` (the symscan gradient) is built on each
     access, so that every symscan mode times ``ss.grad`` and ``ss.function`` itself."""
 
     name: str
@@ -40,6 +42,7 @@ class GradWorkload:
     skip: set = field(default_factory=set)  # systems too slow at this size
     scaled_atol: bool = True  # compare with atol relative to each gradient's largest entry
     timings: dict = field(default_factory=dict)  # system -> {"grad_s", "function_s"}
+    cost_is_output: bool = False
 
     @property
     def inputs(self) -> list:
@@ -51,7 +54,7 @@ class GradWorkload:
 
     @property
     def cost(self):
-        return sum_of_squares(self.forward.outputs)
+        return self.forward.outputs[0] if self.cost_is_output else sum_of_squares(self.forward.outputs)
 
     @property
     def outputs(self) -> list:
@@ -69,7 +72,7 @@ def make_system(system: str, work: GradWorkload) -> Callable:
     """The gradient function of ``work`` in ``system`` (symscan modes time grad and function apart)."""
     if system in work.skip:
         raise Skipped(f"{system} skipped for {work.name} at this size")
-    if system in ("fast", "py"):
+    if system in ("fast", "numba", "py"):
         start = time.perf_counter()
         grads = work.outputs
         middle = time.perf_counter()
@@ -80,10 +83,11 @@ def make_system(system: str, work: GradWorkload) -> Callable:
         return work.numpy_loop
     from benchmarks import grad_peers
 
+    params, squared = work.forward.params or {}, not work.cost_is_output
     if system == "pytensor":
-        return grad_peers.pytensor_grad_function(work.forward.name, work.wrt, work.forward.params or {})
+        return grad_peers.pytensor_grad_function(work.forward.name, work.wrt, params, squared=squared)
     if system == "jax":
-        return grad_peers.jax_grad_function(work.forward.name, work.wrt, work.forward.params or {})
+        return grad_peers.jax_grad_function(work.forward.name, work.wrt, params, squared=squared)
     raise ValueError(f"unknown system {system!r} for the gradient workloads; use one of {SYSTEMS}")
 
 
@@ -173,34 +177,54 @@ def mit_sot_bptt(init, n):
     return [np.array([p2, p1])]
 
 
+# ---------------------------------------------------------------------------- K1, H1
+def kalman(steps: int = 1000) -> GradWorkload:
+    """K1's log-likelihood, d ll / d(T, Z, Hc, Qc)."""
+    return GradWorkload("K1", f"Kalman filter T={steps}, d ll/d(T, Z, Hc, Qc)", workloads.kalman(steps), [1, 2, 3, 4],
+                        filtering.kalman_reverse, cost_is_output=True)
+
+
+def hmm(steps: int = 1000) -> GradWorkload:
+    """H1's log-likelihood, d ll / d(A_logits, B_logits)."""
+    return GradWorkload("H1", f"HMM forward algorithm T={steps}, d ll/d(A_logits, B_logits)", workloads.hmm(steps),
+                        [1, 2], filtering.hmm_reverse, cost_is_output=True)
+
+
 def all_workloads(quick: bool = False) -> list[GradWorkload]:
-    """G3, G4, G5, G7 at the issue's sizes (smaller with ``quick``). Mode "py" (the reference
-    interpreter, about 10 us per op per step) is skipped where one call would take seconds."""
+    """G3, G4, G5, G7, K1, H1 at the issue's sizes (smaller with ``quick``). Mode "py" (the
+    reference interpreter, about 10 us per op per step) is skipped where one call would take seconds."""
     if quick:
-        return [running_sum(1000), elman_rnn(20, 4, 8, 16), taps_rnn(20, 8), mit_sot(200)]
-    return [running_sum(skip={"py"}), elman_rnn(), taps_rnn(), mit_sot()]
+        return [running_sum(1000), elman_rnn(20, 4, 8, 16), taps_rnn(20, 8), mit_sot(200), kalman(50), hmm(50)]
+    return [running_sum(skip={"py"}), elman_rnn(), taps_rnn(), mit_sot(), kalman(), hmm()]
 
 
 # ---------------------------------------------------------------------------- the README section
-HEADING = "## Gradient benchmarks G3, G4, G5, G7"
+HEADING = "## Gradient benchmarks"
+"""The start of the section's heading (which lists the workloads): how a README's section is found."""
 
-ABOUT = f"""{HEADING}
+ABOUT = f"""{HEADING} G3, G4, G5, G7, K1, H1
 
 `python -m benchmarks --grad` runs them (`--quick`, `--only G4`, `--systems fast,numpy` work as
-above) and rewrites only this section; the default run (W1-W9) neither runs them nor touches this
-section, because they add a minute or more to it (several when PyTensor's Numba cache is cold).
-Definitions are in `grad_workloads.py` (the W-workloads' graphs, values and numpy loops, imported
-from `workloads.py`), the peers' in `grad_peers.py`. The cost is the sum of the squares of every
-output of the W-workload of the same number; the gradient is taken w.r.t. the listed inputs.
-"numpy" is a hand-written BPTT: the W forward loop, then one reverse loop accumulating every
+above) and rewrites only this section; the default run neither runs them nor touches this
+section, because they add minutes to it (more when PyTensor's Numba cache is cold).
+Definitions are in `grad_workloads.py` (the forward workloads' graphs, values and numpy loops,
+imported from `workloads.py` and `filtering.py`), the peers' in `grad_peers.py`. The cost of a
+G-workload is the sum of the squares of every output of the W-workload of the same number; that of
+K1 and H1 is their log-likelihood; the gradient is taken w.r.t. the listed inputs.
+"numpy" is a hand-written BPTT: the forward loop, then one reverse loop accumulating every
 gradient per step (the textbook form: no product hoisted out of the loop); every system is checked
-against it (rtol 1e-8, atol 1e-12 times the gradient's largest entry) before it is timed.
+against it (rtol 1e-8, atol 1e-12 times the gradient's largest entry) before it is timed; a peer
+that fails the check is left out ("-"; the run says why), as PyTensor's H1 gradient is at T=1000
+(NaN in this run; it agrees at T=50).
 PyTensor is `pytensor.grad` in its default mode (Numba), JAX `jax.jit(jax.grad(cost))` over
 `lax.scan`. symscan "py" is skipped for G3 (one call takes seconds). Building symscan's gradient
 function is `ss.grad` then `ss.function` (the target is ss.function <= 50 ms), each timed once per
-workload in one process. Time to first result includes both, and for PyTensor Numba's compilation (much shorter
-with a warm on-disk cache).
+workload in one process (in mode fast). Time to first result includes both, and for symscan numba
+and PyTensor Numba's compilation (much shorter with a warm on-disk cache).
 """
+
+RATIOS = (("fast", "numpy"), ("numba", "numpy"), ("numba", "jax"), ("numba", "pytensor"))
+"""The ratio columns: (system, over system)."""
 
 
 def markdown(rows: list[dict], quick: bool) -> str:
@@ -210,8 +234,8 @@ def markdown(rows: list[dict], quick: bool) -> str:
     names = list(dict.fromkeys(r["workload"] for r in rows))
     descriptions = {r["workload"]: r["description"] for r in rows}
 
-    def ratio(name: str, other: str) -> str:
-        a, b = by.get((name, "fast")), by.get((name, other))
+    def ratio(name: str, system: str, other: str) -> str:
+        a, b = by.get((name, system)), by.get((name, other))
         return f"{a['median_s'] / b['median_s']:.2f}" if a and b else "-"
 
     def ms(name: str, key: str) -> str:
@@ -220,14 +244,13 @@ def markdown(rows: list[dict], quick: bool) -> str:
 
     lines = [ABOUT, "Run on " + date.today().isoformat() + f": {platform.platform()}, "
              f"Python {platform.python_version()}, numpy {np.__version__}" + (" (quick sizes)" if quick else ""),
-             "", "Median run time in ms (lower is better); ratios are symscan fast over the other system.", "",
-             "| workload | " + " | ".join(systems) + " | fast/numpy | fast/jax | fast/pytensor | ss.grad ms "
-             "| ss.function ms |", "|---" * (len(systems) + 6) + "|"]
+             "", "Median run time in ms (lower is better); a ratio is the first system's time over the second's.",
+             "", "| workload | " + " | ".join(systems) + " | " + " | ".join(f"{a}/{b}" for a, b in RATIOS)
+             + " | ss.grad ms | ss.function ms |", "|---" * (len(systems) + len(RATIOS) + 3) + "|"]
     for name in names:
         cells = [f"{by[(name, s)]['median_s'] * 1e3:.3g}" if (name, s) in by else "-" for s in systems]
-        lines.append(f"| {name} {descriptions[name]} | " + " | ".join(cells) + f" | {ratio(name, 'numpy')} | "
-                     f"{ratio(name, 'jax')} | {ratio(name, 'pytensor')} | {ms(name, 'grad_s')} | "
-                     f"{ms(name, 'function_s')} |")
+        cells += [ratio(name, a, b) for a, b in RATIOS] + [ms(name, "grad_s"), ms(name, "function_s")]
+        lines.append(f"| {name} {descriptions[name]} | " + " | ".join(cells) + " |")
     lines += ["", "Time to first result in s (building the gradient function, compiling, first call):", "",
               "| workload | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
     for name in names:

@@ -109,8 +109,41 @@ def _pt_set_subtensor(pt, pytensor, values):
     return [location, vals, model], result
 
 
+def _pt_kalman(pt, pytensor, values):
+    y, T, Z, Hc, Qc = (pt.matrix(n, dtype="float64") for n in ("y", "T", "Z", "Hc", "Qc"))
+    a0, P0 = pt.vector("a0", dtype="float64"), pt.matrix("P0", dtype="float64")
+    constant = values["n_obs"] * np.log(2 * np.pi)
+
+    def step(y_t, a, P, ll, T, Z, Q, H):
+        a, P = pt.dot(T, a), pt.dot(pt.dot(T, P), T.T) + Q
+        v, F = y_t - pt.dot(Z, a), pt.dot(pt.dot(Z, P), Z.T) + H
+        _, log_det = pt.linalg.slogdet(F)
+        ll = ll - 0.5 * (constant + log_det + pt.dot(v, pt.linalg.solve(F, v)))
+        K = pt.dot(pt.dot(P, Z.T), pt.linalg.inv(F))
+        return a + pt.dot(K, v), P - pt.dot(pt.dot(K, Z), P), ll
+
+    (_, _, lls), _ = pytensor.scan(step, sequences=y, outputs_info=[a0, P0, pt.as_tensor_variable(np.float64(0))],
+                                   non_sequences=[T, Z, pt.dot(Qc, Qc.T), pt.dot(Hc, Hc.T)])
+    return [y, T, Z, Hc, Qc, a0, P0], lls[-1]
+
+
+def _pt_hmm(pt, pytensor, values):
+    from pytensor.tensor.special import log_softmax
+
+    y, log_alpha0 = pt.ivector("y"), pt.vector("log_alpha0", dtype="float64")
+    A, B = pt.matrix("A_logits", dtype="float64"), pt.matrix("B_logits", dtype="float64")
+
+    def step(y_t, log_alpha, log_A, log_B):
+        return pt.logsumexp(log_alpha[:, None] + log_A, axis=0) + log_B[:, y_t]
+
+    log_alphas, _ = pytensor.scan(step, sequences=y, outputs_info=log_alpha0,
+                                  non_sequences=[log_softmax(A, axis=-1), log_softmax(B, axis=-1)])
+    return [y, A, B, log_alpha0], pt.logsumexp(log_alphas[-1])
+
+
 _PYTENSOR = {"W1": _pt_power, "W2": _pt_polynomial, "W3": _pt_running_sum, "W4": _pt_elman, "W5": _pt_taps_rnn,
-             "W6": _pt_while, "W7": _pt_mit_sot, "W8": _pt_sum_max, "W9": _pt_set_subtensor}
+             "W6": _pt_while, "W7": _pt_mit_sot, "W8": _pt_sum_max, "W9": _pt_set_subtensor, "K1": _pt_kalman,
+             "H1": _pt_hmm}
 
 
 # ---------------------------------------------------------------------------- JAX
@@ -271,5 +304,47 @@ def _jax_set_subtensor(values):
     return fn
 
 
+def _jax_kalman(values):
+    import jax
+    import jax.numpy as jnp
+
+    constant = values["n_obs"] * np.log(2 * np.pi)
+
+    def fn(y, T, Z, Hc, Qc, a0, P0):
+        Q, H = Qc @ Qc.T, Hc @ Hc.T
+
+        def step(carry, y_t):
+            a, P, ll = carry
+            a, P = T @ a, T @ P @ T.T + Q
+            v, F = y_t - Z @ a, Z @ P @ Z.T + H
+            _, log_det = jnp.linalg.slogdet(F)
+            ll = ll - 0.5 * (constant + log_det + v @ jnp.linalg.solve(F, v))
+            K = P @ Z.T @ jnp.linalg.inv(F)
+            return (a + K @ v, P - K @ Z @ P, ll), None
+
+        (_, _, ll), _ = jax.lax.scan(step, (a0, P0, jnp.float64(0.0)), y)
+        return ll
+
+    return fn
+
+
+def _jax_hmm(values):
+    import jax
+    from jax.nn import log_softmax
+    from jax.scipy.special import logsumexp
+
+    def fn(y, A, B, log_alpha0):
+        log_A, log_B = log_softmax(A, axis=-1), log_softmax(B, axis=-1)
+
+        def step(log_alpha, y_t):
+            return logsumexp(log_alpha[:, None] + log_A, axis=0) + log_B[:, y_t], None
+
+        log_alpha, _ = jax.lax.scan(step, log_alpha0, y)
+        return logsumexp(log_alpha)
+
+    return fn
+
+
 _JAX = {"W1": _jax_power, "W2": _jax_polynomial, "W3": _jax_running_sum, "W4": _jax_elman, "W5": _jax_taps_rnn,
-        "W6": _jax_while, "W7": _jax_mit_sot, "W8": _jax_sum_max, "W9": _jax_set_subtensor}
+        "W6": _jax_while, "W7": _jax_mit_sot, "W8": _jax_sum_max, "W9": _jax_set_subtensor, "K1": _jax_kalman,
+        "H1": _jax_hmm}

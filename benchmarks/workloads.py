@@ -1,6 +1,7 @@
-"""The benchmark workloads W1-W9: for each, input values (fixed seeds), a plain numpy loop
-(the reference every system is checked against, and the practical limit of a Python loop
-over numpy), and the symscan graph. Peers build the same computations in benchmarks/peers.py.
+"""The benchmark workloads W1-W9, K1 and H1 (the last two defined in filtering.py): for each,
+input values (fixed seeds), a plain numpy loop (the reference every system is checked against,
+and the practical limit of a Python loop over numpy), and the symscan graph. Peers build the
+same computations in benchmarks/peers.py.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 
 import symscan as ss
 import symscan.tensor as T
+from benchmarks import filtering
 
 
 @dataclass
@@ -235,10 +237,27 @@ def set_subtensor_loop(location, values, model):
     return [out]
 
 
+# ---------------------------------------------------------------------------- K1, H1
+def kalman(steps: int = 1000, n_state: int = 4, n_obs: int = 2) -> Workload:
+    """K1: the Kalman filter's log-likelihood (benchmarks/filtering.py)."""
+    inputs, ll = filtering.kalman_graph(n_obs)
+    return Workload("K1", f"Kalman filter log-likelihood, state {n_state}, observations {n_obs}, T={steps}",
+                    inputs, [ll], filtering.kalman_values(steps, n_state, n_obs), filtering.kalman_loop,
+                    {"n_obs": n_obs})
+
+
+def hmm(steps: int = 1000, n_states: int = 16, n_symbols: int = 32) -> Workload:
+    """H1: the HMM forward algorithm's log-likelihood (benchmarks/filtering.py)."""
+    inputs, ll = filtering.hmm_graph()
+    return Workload("H1", f"HMM forward algorithm, {n_states} states, {n_symbols} symbols, T={steps}",
+                    inputs, [ll], filtering.hmm_values(steps, n_states, n_symbols), filtering.hmm_loop)
+
+
 def all_workloads(quick: bool = False) -> list[Workload]:
-    """W1-W9 at the issue's sizes (smaller with ``quick``)."""
+    """W1-W9, K1 and H1 at the issue's sizes (smaller with ``quick``)."""
     if quick:
         return [power(200, 200), polynomial(10_000), running_sum(10_000), elman_rnn(100), taps_rnn(100),
-                while_loop(), mit_sot(1000), running_sum_and_max(10_000), set_subtensor(100)]
+                while_loop(), mit_sot(1000), running_sum_and_max(10_000), set_subtensor(100), kalman(50),
+                hmm(50)]
     return [power(), polynomial(), running_sum(), elman_rnn(), taps_rnn(), while_loop(), mit_sot(),
-            running_sum_and_max(), set_subtensor()]
+            running_sum_and_max(), set_subtensor(), kalman(), hmm()]

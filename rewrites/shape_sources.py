@@ -10,11 +10,14 @@ from symscan.tensor.basic import constant
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Cast, Elemwise, maximum
 from symscan.tensor.gradient_markers import GradientMarker
+from symscan.tensor.linalg import Cholesky, ChoSolve, MatrixInverse, Solve, SolveTriangular
 from symscan.tensor.math import Dot, MatMul, Outer
 from symscan.tensor.shape import DimShuffle, shape
 from symscan.tensor.subtensor import Subtensor
 
 _SAME_SHAPE_OPS = (Elemwise, Cast, GradientMarker)
+SOLVES = (Solve, SolveTriangular, ChoSolve)
+"""x with a x = b: b's shape when a is one matrix."""
 
 
 def shape_source(var: Variable) -> Variable:
@@ -64,6 +67,9 @@ def computed_shape(var: Variable, depth: int = 0) -> list[Variable] | None:
     if depth > 16:
         return None
     op, inputs = var.owner.op, var.owner.inputs
+    if isinstance(op, (MatrixInverse, Cholesky)) or (isinstance(op, SOLVES) and inputs[0].ndim == 2
+                                                     and inputs[1].ndim <= 2):
+        return computed_shape(inputs[-1], depth + 1)  # a's shape, or b's for one matrix a
     operands = [computed_shape(v, depth + 1) for v in inputs] if isinstance(op, (Elemwise, Cast, Dot, MatMul,
                                                                                  Outer, DimShuffle)) else None
     if operands is None or any(o is None for o in operands):

@@ -1,6 +1,7 @@
 """The benchmark workloads compute what their numpy loops compute (the check every timed
 system must pass), and the runner's table is produced; no timing is asserted."""
 
+import numpy as np
 import pytest
 
 from benchmarks import grad_workloads, workloads
@@ -31,6 +32,7 @@ def test_markdown_table_lists_every_workload_and_system():
 
 
 GRAD_QUICK = grad_workloads.all_workloads(quick=True)
+GRAD_BY_NAME = {w.name: w for w in GRAD_QUICK}
 
 
 @pytest.mark.parametrize("work", GRAD_QUICK, ids=[w.name for w in GRAD_QUICK])
@@ -48,7 +50,7 @@ def test_gradient_peers_match_the_numpy_bptt(peer):
     pytest.importorskip(peer)
     from benchmarks import grad_peers
 
-    for work in GRAD_QUICK[2:]:
+    for work in (GRAD_BY_NAME["G5"], GRAD_BY_NAME["G7"]):
         params = work.forward.params or {}
         if peer == "pytensor":
             from pytensor.compile.mode import Mode
@@ -61,9 +63,30 @@ def test_gradient_peers_match_the_numpy_bptt(peer):
 
 
 def test_gradient_section_replaces_only_itself():
-    rows = run_workload(GRAD_QUICK[-1], ["fast", "numpy"], repeats=1, budget=0.0)
+    rows = run_workload(GRAD_BY_NAME["G7"], ["fast", "numpy"], repeats=1, budget=0.0)
     section = grad_workloads.markdown(rows, quick=True)
     assert section.startswith(grad_workloads.HEADING) and "| G7 " in section and "ss.function ms" in section
     readme = grad_workloads.replace_section("# Benchmarks\n\n| W1 | 1 |\n", section)
     assert readme.startswith("# Benchmarks\n\n| W1 | 1 |\n\n") and grad_workloads.section_of(readme) == "\n" + section
     assert grad_workloads.replace_section(readme, section) == readme
+
+
+def test_the_suite_has_the_filters_forward_and_gradient():
+    """K1 (Kalman filter) and H1 (HMM) run in both suites, each checked against its numpy loop above."""
+    assert {"K1", "H1"} <= {w.name for w in QUICK} and {"K1", "H1"} <= set(GRAD_BY_NAME)
+
+
+@pytest.mark.parametrize("name", ["K1", "H1"])
+def test_filter_reverse_loops_match_central_differences(name):
+    """The hand-written reverse loops are the reference every system's K1/H1 gradient is checked
+    against: they must be the derivative of the forward loops."""
+    work = grad_workloads.kalman(8) if name == "K1" else grad_workloads.hmm(8)
+    values, forward = work.values, work.forward.numpy_loop
+    for grad, position in zip(work.numpy_loop(*values), work.wrt):
+        numeric = np.zeros_like(grad)
+        for index in np.ndindex(*grad.shape):
+            up, down = [v.copy() for v in values], [v.copy() for v in values]
+            up[position][index] += 1e-6
+            down[position][index] -= 1e-6
+            numeric[index] = (forward(*up)[0] - forward(*down)[0]) / 2e-6
+        np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-7 * np.abs(grad).max())

@@ -13,7 +13,9 @@ from collections.abc import Callable
 import numpy as np
 
 from symscan.backends.fast.codegen import emits
+from symscan.backends.numba import small
 from symscan.backends.numba.blas import matmul_helper
+from symscan.backends.numba.reductions import KINDS
 from symscan.backends.numba.special import COMPLEX_PARTS, SPECIAL_NAMES, special_expression
 from symscan.backends.numba.ufuncs import numpy_loop
 from symscan.scan.args import SequenceEntry
@@ -51,7 +53,8 @@ OPERATORS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "floor_div": "
 UFUNCS = {"pow": "power", "maximum": "maximum", "minimum": "minimum", "logaddexp": "logaddexp", "exp": "exp",
           "log": "log", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
           "tan": "tan", "tanh": "tanh", "abs": "absolute", "sign": "sign", "floor": "floor", "ceil": "ceil",
-          "fmod": "fmod", "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan", "arctanh": "arctanh"}
+          "fmod": "fmod", "isinf": "isinf", "isnan": "isnan", "arcsin": "arcsin", "arccos": "arccos",
+          "arctan": "arctan", "arctanh": "arctanh"}
 """Elemwise names numba implements as the numpy ufunc, on arrays and on scalars."""
 
 
@@ -97,6 +100,12 @@ def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
         expr = f"np.full({ins[0]}.shape, {as_dtype(ins[1], out.dtype)})"
     elif name in SPECIAL_NAMES:
         expr = special_expression(gen, node, ins)
+    elif name == "second" and node.inputs[0].ndim == node.inputs[1].ndim:  # b broadcast to both shapes
+        value = gen.fresh("fill")
+        gen.line(f"{value} = {ins[1]}")
+        gen.line(f"{outs[0]} = np.empty(np.broadcast_shapes({ins[0]}.shape, {value}.shape), dtype=np.{out.dtype})")
+        gen.line(f"{outs[0]}[...] = {value}")
+        return
     else:
         raise NotCompilable(f"no numba form for {node.op} on {[str(v.type) for v in node.inputs]}")
     if out.type.ndim == 0:
@@ -105,6 +114,8 @@ def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
 
 
 COMPARISONS = ("lt", "le", "gt", "ge", "eq", "neq")
+PREDICATES = ("isinf", "isnan")
+"""Boolean results of operands that keep their own dtype."""
 
 
 def _check_numba_dtypes(node) -> None:
@@ -129,7 +140,7 @@ def _cast_operands(node, ins: list[str]) -> list[str]:
     import numpy as np
 
     name = node.op.name
-    if name in COMPLEX_PARTS:  # the complex input as it is
+    if name in COMPLEX_PARTS or name in PREDICATES:  # the complex input, or the float operand, as it is
         return ins
     if name in COMPARISONS:
         target = np.result_type(*[v.dtype for v in node.inputs]).name
@@ -187,8 +198,14 @@ def emit_cast(gen, node, ins: list[str], outs: list[str]) -> None:
         gen.line(f"{outs[0]} = {ins[0]}.astype(np.{'bool_' if dtype == 'bool' else dtype})")
 
 
+SMALL_PRODUCTS = {(2, 2): "matmul", (2, 1): "matvec", (1, 2): "vecmat", (1, 1): "vdot"}
+"""The loop form of a product by the operands' ndims (``small.py``)."""
+
+
 @numba_emits(Dot, MatMul)
 def emit_dot(gen, node, ins: list[str], outs: list[str]) -> None:
+    """A float64 product of a size ``small.small_product`` accepts (known at run time) loops in
+    the kernel; a larger one calls BLAS (the private instance for two matrices, see blas.py)."""
     a, b = node.inputs
     dtype = node.outputs[0].dtype
     if not (dtype in ("float32", "float64") and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2):
@@ -198,14 +215,30 @@ def emit_dot(gen, node, ins: list[str], outs: list[str]) -> None:
                       for var, name in zip(node.inputs, ins))
     expr = f"np.dot({a_name}, {b_name})"
     matmul = a.ndim == b.ndim == 2 and matmul_helper(dtype) is not None
+    looped = f"{small_module(gen)}.{SMALL_PRODUCTS[a.ndim, b.ndim]}({a_name}, {b_name})"
     if node.outputs[0].ndim == 0:
-        gen.line(f"{outs[0]} = {as_dtype(expr, dtype)}")
+        expr = as_dtype(expr, dtype)
+        looped = as_dtype(looped, dtype)
     elif b.ndim == 2 and gen.step_temporary(node):
         _dot_into_scratch(gen, node, a_name, b_name, outs[0], matmul)
+        return
     elif matmul:
-        gen.line(f"{outs[0]} = {_module_matmul(gen, dtype)}({a_name}, {b_name})")
-    else:
+        expr = f"{_module_matmul(gen, dtype)}({a_name}, {b_name})"
+    if dtype not in small.DTYPES:
         gen.line(f"{outs[0]} = {expr}")
+        return
+    gen.line(f"if {small_module(gen)}.small_product({a_name}, {b_name}):")
+    gen.line(f"    {outs[0]} = {looped}")
+    gen.line("else:")
+    gen.line(f"    {outs[0]} = {expr}")
+
+
+def small_module(gen) -> str:
+    """The module-level name of ``small.py`` in a kernel's module."""
+    line = "from symscan.backends.numba import small as _small"
+    if line not in gen.module_lines:
+        gen.module_lines.append(line)
+    return "_small"
 
 
 def _module_matmul(gen, dtype: str, into: bool = False) -> str:
@@ -225,10 +258,17 @@ def _dot_into_scratch(gen, node, a: str, b: str, out: str, matmul: bool) -> None
     gen.preamble.append(f"{scratch} = np.empty({(0,) * ndim!r}, dtype=np.{node.outputs[0].dtype})")
     gen.line(f"if {scratch}.shape != {shape}:")
     gen.line(f"    {scratch} = np.empty({shape}, dtype=np.{node.outputs[0].dtype})")
+    if node.outputs[0].dtype in small.DTYPES:
+        gen.line(f"if {small_module(gen)}.small_product({a}, {b}):")
+        gen.line(f"    {small_module(gen)}.{'matmul' if ndim == 2 else 'vecmat'}_into({a}, {b}, {scratch})")
+        gen.line("else:")
+        gen.indent += 1
     if matmul:
         gen.line(f"{_module_matmul(gen, node.outputs[0].dtype, True)}({a}, {b}, {scratch})")
     else:
         gen.line(f"np.dot({a}, {b}, {scratch})")
+    if node.outputs[0].dtype in small.DTYPES:
+        gen.indent -= 1
     gen.line(f"{out} = {scratch}")
 
 
@@ -243,10 +283,32 @@ def emit_reduce(gen, node, ins: list[str], outs: list[str]) -> None:
     if whole and not op.keepdims and x.ndim > 0:
         gen.line(f"{outs[0]} = {as_dtype(f'np.{fn[op.kind]}({ins[0]})', out.dtype)}")
         return
+    if whole and x.ndim > 0 and op.kind in fn:  # keepdims: the value in an array of ones' shape
+        value = as_dtype(f"np.{fn[op.kind]}({ins[0]})", out.dtype)
+        gen.line(f"{outs[0]} = np.full({(1,) * x.ndim!r}, {value}, dtype=np.{out.dtype})")
+        return
     if op.kind == "sum" and not op.keepdims and len(op.axis) == 1 and x.ndim > 1 and x.dtype.startswith("float"):
         gen.line(f"{outs[0]} = np.sum({ins[0]}, axis={op.axis[0]})")
         return
+    if op.kind in KINDS and x.ndim == 2 and len(op.axis) == 1 and x.dtype != "bool" \
+            and not x.dtype.startswith("complex") and x.dtype != "float16":
+        _reduce_matrix(gen, node, ins[0], outs[0])
+        return
     raise NotCompilable(f"no numba form for {op} of {x.type}")
+
+
+def _reduce_matrix(gen, node, x: str, out: str) -> None:
+    """One axis of a matrix reduced by ``reductions.reduce_matrix_into`` (keepdims: a view)."""
+    op, dtype = node.op, node.outputs[0].dtype
+    axis = op.axis[0] % 2
+    line = "from symscan.backends.numba import reductions as _reductions"
+    if line not in gen.module_lines:
+        gen.module_lines.append(line)
+    reduced = gen.fresh("reduced") if op.keepdims else out
+    gen.line(f"{reduced} = np.empty({x}.shape[{1 - axis}], dtype=np.{dtype})")
+    gen.line(f"_reductions.reduce_matrix_into({x}, {axis}, {KINDS[op.kind]}, {reduced})")
+    if op.keepdims:
+        gen.line(f"{out} = {reduced}[None, :]" if axis == 0 else f"{out} = {reduced}[:, None]")
 
 
 SORTABLE = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -367,14 +429,26 @@ def emit_assert(gen, node, ins: list[str], outs: list[str]) -> None:
 @numba_emits(SumToShape)
 def emit_sum_to_shape(gen, node, ins: list[str], outs: list[str]) -> None:
     """``x`` itself when nothing was broadcast, the usual case; a broadcast (a run-time
-    length of 1) raises NotImplementedError, which hands the function to the fast evaluator."""
+    length of 1) sums a float vector's or matrix's broadcast axes (``reductions``), and in
+    other arrays raises NotImplementedError, which hands the function to the fast evaluator."""
     x, like = node.inputs
     if node.op.target_ndim(node) != x.ndim:
         raise NotCompilable("sum_to over leading axes")
     target = ins[1] if node.op.from_shape else f"{ins[1]}.shape"
-    for axis in range(x.ndim):
-        gen.line(f"if {ins[0]}.shape[{axis}] != {target}[{axis}]:")
-        gen.line("    raise NotImplementedError('symscan: sum_to over a broadcast axis')")
+    differs = " or ".join(f"{ins[0]}.shape[{axis}] != {target}[{axis}]" for axis in range(x.ndim)) or "False"
+    if 1 <= x.ndim <= 2 and x.dtype.startswith("float"):  # the broadcast axes summed in the kernel
+        line = "from symscan.backends.numba import reductions as _reductions"
+        if line not in gen.module_lines:
+            gen.module_lines.append(line)
+        helper = "sum_to_matrix" if x.ndim == 2 else "sum_to_vector"
+        lengths = ", ".join(f"int({target}[{axis}])" for axis in range(x.ndim))
+        gen.line(f"if {differs}:")
+        gen.line(f"    {outs[0]} = _reductions.{helper}({ins[0]}, {lengths})")
+        gen.line("else:")
+        gen.line(f"    {outs[0]} = {ins[0]}")
+        return
+    gen.line(f"if {differs}:")
+    gen.line("    raise NotImplementedError('symscan: sum_to over a broadcast axis')")
     gen.line(f"{outs[0]} = {ins[0]}")
 
 
@@ -491,20 +565,24 @@ def _one_matrix(node) -> str:
 @numba_emits(MatrixInverse, Det, SlogDet, Solve, Cholesky)
 def emit_linalg(gen, node, ins: list[str], outs: list[str]) -> None:
     """numba's np.linalg takes one 2-d matrix (and a 1-d/2-d right-hand side) of one float dtype;
-    a batch stays in Python. (solve_triangular / cho_solve: scipy, which numba does not compile.)"""
+    a batch stays in Python. In float64 inv, det, slogdet and solve go through ``small.py`` (loops
+    for small matrices, LAPACK above). (solve_triangular / cho_solve: scipy, which numba does not compile.)"""
     dtype = _one_matrix(node)
     op = node.op
+    module = small_module(gen) if dtype in small.DTYPES else "np.linalg"
     if isinstance(op, (Det, SlogDet)):
         fn = "det" if isinstance(op, Det) else "slogdet"
         results = [f"_{name}" for name in outs]
-        gen.line(f"{', '.join(results)}{',' * (len(outs) > 1)} = np.linalg.{fn}({ins[0]})")
+        gen.line(f"{', '.join(results)}{',' * (len(outs) > 1)} = {module}.{fn}({ins[0]})")
         for out, result in zip(outs, results):
             gen.line(f"{out} = {as_dtype(result, dtype)}")
     elif isinstance(op, Cholesky) and not op.lower:  # upper factor: from a's upper triangle
         gen.line(f"{outs[0]} = np.ascontiguousarray(np.linalg.cholesky(np.ascontiguousarray({ins[0]}.T)).T)")
+    elif isinstance(op, Cholesky):
+        gen.line(f"{outs[0]} = np.linalg.cholesky({ins[0]})")
     else:
-        fn = {MatrixInverse: "inv", Solve: "solve", Cholesky: "cholesky"}[type(op)]
-        gen.line(f"{outs[0]} = np.linalg.{fn}({', '.join(ins)})")
+        fn = {MatrixInverse: "inv", Solve: "solve"}[type(op)]
+        gen.line(f"{outs[0]} = {module}.{fn}({', '.join(ins)})")
 
 
 @numba_emits(Eigh, Eigvalsh)
