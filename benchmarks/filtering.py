@@ -125,6 +125,7 @@ def hmm_values(steps: int, n_states: int = 16, n_symbols: int = 32) -> list:
 
 def _logsumexp(x: np.ndarray, axis=None) -> np.ndarray:
     peak = np.max(x, axis=axis, keepdims=True)
+    peak = np.where(np.isinf(peak), 0.0, peak)  # an all -inf slice: -inf, not nan
     return np.squeeze(np.log(np.sum(np.exp(x - peak), axis=axis, keepdims=True)) + peak, axis=axis)
 
 

@@ -56,7 +56,7 @@ class IfElse(StructuralEquality, Op):
                             f"{len(self.else_graph.outputs)} outputs")
         for i, outer in enumerate(captured):
             for graph in self.inner_graphs():
-                if not graph.inputs[i].type.is_super(outer.type) and graph.inputs[i].type != outer.type:
+                if not graph.inputs[i].type.is_super(outer.type):
                     raise TypeError(f"{self}: captured value {i} {describe(outer)} does not fit the branch "
                                     f"input of type {graph.inputs[i].type}")
         types = [joined_type(a, b, i) for i, (a, b) in
