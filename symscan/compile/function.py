@@ -21,7 +21,7 @@ from symscan.backends.tiered import TieredEvaluator, worth_tiering
 from symscan.compile.io import In
 from symscan.compile.modes import get_mode
 from symscan.gradient.verify import set_function_builder
-from symscan.graph.basic import Constant, SharedVariable, Variable, describe, png_of, set_eval_compiler
+from symscan.graph.basic import Constant, SharedVariable, Variable, compiling, describe, html_of, set_eval_compiler
 from symscan.graph.clone import clone_replace
 from symscan.graph.fg import FunctionGraph
 from symscan.graph.traversal import graph_inputs
@@ -259,8 +259,9 @@ class Function:
         # the inplace rewrite lets a draw advance its shared generator where the update takes its new state
         self.fgraph.update_positions = {var: len(outputs) + i for i, (var, _) in enumerate(self.updates)}
         rules = [r for r in rewriter.select(rewrites, self.mode.rewrites) if r.name not in self.mode.excluded]
-        self._report = rewriter.rewrite_graph(self.fgraph, rules)
-        self._evaluate = self._make_backend()
+        with compiling():
+            self._report = rewriter.rewrite_graph(self.fgraph, rules)
+            self._evaluate = self._make_backend()
         self._shared = self.fgraph.shared_variables
         self._advanced_in_place = [n.inputs[0] for n in self.fgraph.apply_nodes
                                    if isinstance(n.op, RandomVariable) and n.tag.get("inplace") == 0]
@@ -291,9 +292,9 @@ class Function:
         """Per-scan calls and seconds for scans built with ``profile=True`` (else None)."""
         return getattr(self._evaluate, "profile", None) or None
 
-    def _repr_png_(self) -> bytes | None:
-        """Notebooks show the optimised graph (``ss.draw(f)``)."""
-        return png_of(self)
+    def _repr_html_(self) -> str | None:
+        """Notebooks show the optimised graph, interactive (``ss.draw(f)``)."""
+        return html_of(self)
 
     def rewrite_report(self) -> rewriter.RewriteReport:
         """What the rewriter did to this function's graph (fired and declined rules)."""

@@ -8,7 +8,10 @@ can be merged.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -41,9 +44,9 @@ class Variable:
             raise RuntimeError("Variable.eval needs symscan.compile: `import symscan` first")
         return _eval_compiler(self, givens_dict or {})
 
-    def _repr_png_(self) -> bytes | None:
-        """Notebooks show the graph computing this variable."""
-        return png_of(self)
+    def _repr_html_(self) -> str | None:
+        """Notebooks show the graph computing this variable (interactive, ``ss.draw``)."""
+        return html_of(self)
 
     def __repr__(self) -> str:
         if self.name is not None:
@@ -144,6 +147,10 @@ class Apply:
         self.inputs = list(inputs)
         self.outputs = [t.make_variable(owner=self, index=i) for i, t in enumerate(output_types)]
         self.tag: dict[str, Any] = {}
+        if _recording_lines:
+            line = _user_line()
+            if line is not None:
+                self.tag["built_at"] = line
 
     @staticmethod
     def next_serial() -> int:
@@ -171,6 +178,41 @@ class Apply:
 
     def __repr__(self) -> str:
         return f"{self.op}({', '.join(repr(i) for i in self.inputs)})"
+
+    def _repr_html_(self) -> str | None:
+        """Notebooks show a loop's node as its picture (other nodes print as text)."""
+        return html_of(self) if getattr(self.op, "inner", None) is not None else None
+
+
+# ``tag["built_at"]``: the user's line that built a node, for pictures (hover shows it). Nodes
+# the compiler builds (rewrites, backends) get none: ``compiling()`` turns the recording off.
+_SYMSCAN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIRS = (_SYMSCAN_DIR + os.sep, os.path.join(os.path.dirname(_SYMSCAN_DIR), "rewrites") + os.sep)
+_recording_lines = True
+
+
+def _user_line() -> tuple[str, int] | None:
+    """(file, line) of the innermost frame outside symscan and rewrites, if any is near."""
+    frame = sys._getframe(2)
+    for _ in range(40):
+        if frame is None:
+            return None
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIRS):
+            return (filename, frame.f_lineno)
+        frame = frame.f_back
+    return None
+
+
+@contextlib.contextmanager
+def compiling():
+    """Nodes built inside (by rewrites and backends) record no user line."""
+    global _recording_lines
+    saved, _recording_lines = _recording_lines, False
+    try:
+        yield
+    finally:
+        _recording_lines = saved
 
 
 class Op:
@@ -223,18 +265,18 @@ def describe(var: Variable) -> str:
 
 
 _eval_compiler: Callable | None = None
-_png_renderer: Callable | None = None
+_html_renderer: Callable | None = None
 
 
-def set_png_renderer(renderer: Callable) -> None:
-    """Plug in the picture notebooks show for variables and functions (``symscan.drawing``)."""
-    global _png_renderer
-    _png_renderer = renderer
+def set_html_renderer(renderer: Callable) -> None:
+    """Plug in the picture notebooks show for variables, functions and loops (``symscan.drawing``)."""
+    global _html_renderer
+    _html_renderer = renderer
 
 
-def png_of(obj) -> bytes | None:
-    """The registered picture of ``obj`` (None when no renderer is available)."""
-    return _png_renderer(obj) if _png_renderer is not None else None
+def html_of(obj) -> str | None:
+    """The registered interactive picture of ``obj`` (None when no renderer is available)."""
+    return _html_renderer(obj) if _html_renderer is not None else None
 
 
 def set_eval_compiler(compiler: Callable) -> None:

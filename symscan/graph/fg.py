@@ -110,6 +110,7 @@ class FunctionGraph:
             raise TypeError(f"cannot replace {describe(old)} by {describe(new)}"
                             f"{f' ({reason})' if reason else ''}: the types differ")
         self._import(new)
+        _inherit_built_at(old, new)
         for client, position in list(self.clients[old]):
             if client == OUTPUT:
                 self.outputs[position] = new
@@ -172,3 +173,9 @@ class FunctionGraph:
 
     def __repr__(self) -> str:
         return f"FunctionGraph({self.inputs} -> {self.outputs}, {len(self.apply_nodes)} nodes)"
+
+
+def _inherit_built_at(old: Variable, new: Variable) -> None:
+    """A rewrite's replacement keeps the user line of what it replaces (pictures show it)."""
+    if old.owner is not None and new.owner is not None and "built_at" in old.owner.tag:
+        new.owner.tag.setdefault("built_at", old.owner.tag["built_at"])
