@@ -31,6 +31,7 @@ from symscan.drawing.model import (
     REMOVED,
     SHARED,
     UPDATE,
+    Edge,
     Loop,
     View,
 )
@@ -58,7 +59,7 @@ LOOP_COLOURS = ("#f7f5fb", "#8c7ab8")  # an open loop's box: fill, border
 # dot's settings: compact ranks, curved splines around boxes, a bounded crossing search.
 GRAPH_ATTRS = {
     "splines": "true", "nodesep": "0.22", "ranksep": "0.35", "margin": "0", "pad": f"{MARGIN / 72:.4f}",
-    "mclimit": "0.6", "remincross": "true", "fontname": FONT_NAME, "fontsize": "12",
+    "mclimit": "0.6", "nslimit": "1", "remincross": "true", "fontname": FONT_NAME, "fontsize": "12",
     "bgcolor": "white",
 }
 
@@ -139,9 +140,9 @@ def _cluster_lines(view: View, loop_id: str, names: _Names, members: dict, child
     lines = [f"{pad}subgraph {names.loops[loop_id]} {{",
              f'{pad}  label={label}; labeljust="l"; style="rounded,filled"; '
              f"fillcolor={_quote(LOOP_COLOURS[0])}; color={_quote(colour)}; margin=10;"]
-    lines += [f"{pad}  {names.items[i]};" for i in members.get(loop_id, [])]
+    lines += [f"{pad}  {name};" for name in members.get(loop_id, [])]
     for kind in (PORT_IN, PORT_OUT):
-        ports = [names.items[i] for i in members.get(loop_id, []) if view.items[i].kind == kind]
+        ports = [names.items[i] for i, item in view.items.items() if item.loop == loop_id and item.kind == kind]
         if len(ports) > 1:
             lines.append(f"{pad}  {{rank=same; {'; '.join(ports)};}}")
     for child in children.get(loop_id, []):
@@ -150,48 +151,92 @@ def _cluster_lines(view: View, loop_id: str, names: _Names, members: dict, child
     return lines
 
 
-def _edge_line(view: View, index: int, names: _Names) -> str:
-    edge = view.edges[index]
-    attrs = {"id": f"e{index}", "color": STATUS_COLOURS.get(edge.status, EDGE_COLOURS.get(edge.style, "#5d6470"))}
-    if edge.label:
-        w, h = edge_label_size(edge.label)
-        attrs["label"] = _fixed_cell([(edge.label, SMALL_FONT_SIZE)], w + 2 * EDGE_LABEL_PAD, h + 2 * EDGE_LABEL_PAD)
-    if edge.style == RECURRENCE:
-        attrs.update(constraint="false", style="dashed")
-    elif edge.status == REMOVED:
-        attrs["style"] = "dashed"
-    return f"{names.items[edge.tail]} -> {names.items[edge.head]} [{_attrs(attrs)}];"
-
-
-def _placement(view: View, loops: list[str]) -> tuple[dict, dict]:
-    """Which items each cluster holds directly, and each cluster's child clusters."""
-    drawn = set(loops)
-    members: dict[str | None, list[str]] = {}
+def _homes(view: View, loops: list[str]) -> dict[str, str | None]:
+    """The drawn loop box holding each item directly (None: the top level)."""
+    drawn, homes = set(loops), {}
     for item_id, item in view.items.items():
         home = item.loop
         while home is not None and home not in drawn:
             home = view.loops[home].parent if home in view.loops else None
-        members.setdefault(home, []).append(item_id)
-    children: dict[str | None, list[str]] = {}
-    for loop_id in loops:
-        children.setdefault(view.loops[loop_id].parent, []).append(loop_id)
-    return members, children
+        homes[item_id] = home
+    return homes
+
+
+def _common_home(view: View, a: str | None, b: str | None) -> str | None:
+    """The innermost loop box holding both boxes ``a`` and ``b``."""
+    enclosing_b = {b, *view.ancestors(b)} if b is not None else set()
+    for loop in [a, *view.ancestors(a)] if a is not None else []:
+        if loop in enclosing_b:
+            return loop
+    return None
+
+
+def label_node(index: int) -> str:
+    return f"l{index}"
+
+
+def _edge_lines(view: View, index: int, names: _Names, homes: dict) -> tuple[list[str], str | None]:
+    """DOT for edge ``index``, and the DOT line of its label node (if labelled).
+
+    A label is a node of its own (``l<index>``) the edge passes through: dot keeps it clear of
+    boxes and other labels, and only labelled edges get the extra rank (a DOT ``label`` would
+    double every rank of the graph, and the layout time with it). A recurrence is written
+    reversed (``dir=back``): it runs against the ranks, so it must not push its tail after its head.
+    """
+    edge = view.edges[index]
+    colour = STATUS_COLOURS.get(edge.status, EDGE_COLOURS.get(edge.style, EDGE_COLOURS["data"]))
+    style = ', style="dashed"' if edge.style == RECURRENCE or edge.status == REMOVED else ""
+    tail, head = names.items[edge.tail], names.items[edge.head]
+    common = f'color="{colour}"{style}'
+    back = _is_back(edge)
+    if not edge.label or edge.tail == edge.head:
+        xlabel = f", xlabel={_fixed_cell([(edge.label, SMALL_FONT_SIZE)], *edge_label_size(edge.label))}" \
+            if edge.label else ""
+        if back:
+            return [f'{head} -> {tail} [id="e{index}", dir=back, {common}];'], None
+        return [f'{tail} -> {head} [id="e{index}", {common}{xlabel}];'], None
+    label = label_node(index)
+    w, h = edge_label_size(edge.label)
+    node = (f'{label} [shape=box, style="", color="transparent", width="{(w + 2 * EDGE_LABEL_PAD) / 72:.4f}", '
+            f'height="{(h + 2 * EDGE_LABEL_PAD) / 72:.4f}", fontsize={SMALL_FONT_SIZE:g}, fontcolor="#59636e", '
+            f"label=<{_html(edge.label)}>];")
+    if back:
+        lines = [f'{label} -> {tail} [id="e{index}.0", dir=none, {common}];',
+                 f'{head} -> {label} [id="e{index}.1", dir=back, {common}];']
+    else:
+        lines = [f'{tail} -> {label} [id="e{index}.0", dir=none, {common}];',
+                 f'{label} -> {head} [id="e{index}.1", {common}];']
+    return lines, node
 
 
 def to_dot(view: View) -> str:
     """The view as DOT text for graphviz's ``dot`` (sizes in inches: px / 72)."""
     loops = drawn_loops(view)
     names = _Names(view, loops)
-    members, children = _placement(view, loops)
+    homes = _homes(view, loops)
+    members: dict[str | None, list[str]] = {}
+    for item_id, home in homes.items():
+        members.setdefault(home, []).append(names.items[item_id])
+    edge_lines, label_lines = [], []
+    for index, edge in enumerate(view.edges):
+        lines, node = _edge_lines(view, index, names, homes)
+        edge_lines += lines
+        if node is not None:
+            label_lines.append(node)
+            members.setdefault(_common_home(view, homes[edge.tail], homes[edge.head]), []).append(label_node(index))
+    children: dict[str | None, list[str]] = {}
+    for loop_id in loops:
+        children.setdefault(view.loops[loop_id].parent, []).append(loop_id)
     lines = ["digraph symscan {",
              f"  graph [{_attrs({**GRAPH_ATTRS, 'rankdir': view.direction or 'LR'})}];",
              f'  node [shape=box, style="rounded,filled", fixedsize=true, margin=0, penwidth=1, '
              f'fontname={_quote(FONT_NAME)}, fontsize={FONT_SIZE:g}];',
              f"  edge [arrowsize=0.7, penwidth=1, fontname={_quote(FONT_NAME)}, fontsize={SMALL_FONT_SIZE:g}];"]
     lines += ["  " + _item_line(view, item_id, names.items[item_id]) for item_id in view.items]
+    lines += ["  " + line for line in label_lines]
     for loop_id in children.get(None, []):
         lines += _cluster_lines(view, loop_id, names, members, children, 1)
-    lines += ["  " + _edge_line(view, i, names) for i in range(len(view.edges))]
+    lines += ["  " + line for line in edge_lines]
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -222,15 +267,25 @@ def centred(centre: tuple[float, float], size: tuple[float, float]) -> Box:
     return Box(centre[0] - size[0] / 2, centre[1] - size[1] / 2, size[0], size[1])
 
 
-def _spline(frame: _Frame, pos: str) -> tuple[list[tuple[float, float]], tuple[float, float] | None]:
-    """dot's ``pos`` of an edge: "e,x,y s,x,y p0 c1 c2 p ..." (first spline only) -> points, end."""
-    points, end = [], None
+def _spline(frame: _Frame, pos: str, reverse: bool) -> tuple[list[tuple[float, float]], tuple[float, float] | None]:
+    """dot's ``pos`` of an edge, "e,x,y s,x,y p0 c1 c2 p ...", as our points and arrow tip;
+    ``reverse`` for an edge written against its direction (``dir=back``: its tip is ``s``)."""
+    points, tips = [], {}
     for word in pos.split(";")[0].split():
-        if word.startswith("e,"):
-            end = frame.parse(word[2:])
-        elif not word.startswith("s,"):
+        if word[:2] in ("e,", "s,"):
+            tips[word[0]] = frame.parse(word[2:])
+        else:
             points.append(frame.parse(word))
-    return points, end
+    return (points[::-1], tips.get("s")) if reverse else (points, tips.get("e"))
+
+
+def _join(first: list[tuple[float, float]], second: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Two splines as one, a straight cubic segment (under the label) between them."""
+    if not first or not second:
+        return first + second
+    (x0, y0), (x1, y1) = first[-1], second[0]
+    bridge = [(x0 + (x1 - x0) / 3, y0 + (y1 - y0) / 3), (x0 + 2 * (x1 - x0) / 3, y0 + 2 * (y1 - y0) / 3)]
+    return first + bridge + second
 
 
 def _place_items(layout: Layout, frame: _Frame, nodes: list[dict], by_name: dict[str, str]) -> None:
@@ -251,12 +306,23 @@ def _place_loops(layout: Layout, frame: _Frame, clusters: list[dict], by_cluster
         layout.loops[loop.id] = PlacedLoop(loop, box, title)
 
 
-def _place_edges(layout: Layout, frame: _Frame, edges: list[dict]) -> None:
-    for data in sorted(edges, key=lambda e: int(e["id"][1:])):
-        edge = layout.view.edges[int(data["id"][1:])]
-        points, end = _spline(frame, data.get("pos", ""))
-        label_box = centred(frame.parse(data["lp"]), edge_label_size(edge.label)) if edge.label and "lp" in data \
-            else None
+def _is_back(edge: Edge) -> bool:
+    return edge.style == RECURRENCE and edge.tail != edge.head
+
+
+def _place_edges(layout: Layout, frame: _Frame, edges: list[dict], label_centres: dict[int, tuple]) -> None:
+    parts: dict[int, dict[int, dict]] = {}
+    for data in edges:
+        index, _, part = data["id"][1:].partition(".")
+        parts.setdefault(int(index), {})[int(part or 0)] = data
+    for index, edge in enumerate(layout.view.edges):
+        points, end, centre = [], None, label_centres.get(index)
+        for part in sorted(parts.get(index, {})):
+            data = parts[index][part]
+            more, tip = _spline(frame, data.get("pos", ""), _is_back(edge))
+            points, end = _join(points, more), tip or end
+            centre = centre or (frame.parse(data["xlp"]) if "xlp" in data else None)
+        label_box = centred(centre, edge_label_size(edge.label)) if edge.label and centre else None
         layout.edges.append(PlacedEdge(edge, points, end, label_box))
 
 
@@ -273,5 +339,6 @@ def lay_out(view: View, engine: engines.Engine | None = None) -> Layout:
     by_cluster = {v: k for k, v in names.loops.items()}
     _place_items(layout, frame, [o for o in objects if o.get("name") in by_name], by_name)
     _place_loops(layout, frame, [o for o in objects if o.get("name") in by_cluster and "bb" in o], by_cluster)
-    _place_edges(layout, frame, answer.get("edges", []))
+    labels = {int(o["name"][1:]): frame.parse(o["pos"]) for o in objects if o.get("name", "").startswith("l")}
+    _place_edges(layout, frame, answer.get("edges", []), labels)
     return layout

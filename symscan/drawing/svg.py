@@ -149,9 +149,10 @@ def render_edge(placed: PlacedEdge) -> str:
         parts.append(_arrow_head(placed.points[-1], placed.end, colour))
     if placed.label_box is not None:
         box = placed.label_box
-        parts.append(text_lines([(line, SMALL_FONT_SIZE) for line in edge.label.split("\n")],
-                                box.x + box.w / 2, box.y, fill=MUTED_TEXT,
-                                extra=' class="edge-label" stroke="white" stroke-width="3" paint-order="stroke"'))
+        backing = Box(box.x - 1.5, box.y, box.w + 3, box.h)  # hides the spline where it passes under the label
+        parts.append('<g class="edge-label">' + _rect(backing, 3, "white", "none", ' fill-opacity="0.9"')
+                     + text_lines([(line, SMALL_FONT_SIZE) for line in edge.label.split("\n")],
+                                  box.x + box.w / 2, box.y, fill=MUTED_TEXT) + "</g>")
     parts.append("</g>")
     return "".join(parts)
 

@@ -97,3 +97,46 @@ def assert_readable(layout: Layout) -> None:
     """Fail with every geometry problem of ``layout`` listed (the first 30)."""
     problems = geometry_problems(layout)
     assert not problems, f"{len(problems)} geometry problems:\n" + "\n".join(problems[:30])
+
+
+def synthetic_view(n_items: int = 500, n_loops: int = 2, seed: int = 0):
+    """A realistic big picture of about ``n_items`` items: inputs feeding chains of ops that fan
+    in (binary ops reaching back a few steps), open loops with ports, recurrences and labels."""
+    import random
+
+    from symscan.drawing.model import (CROSSING, INPUT, OP, OUTPUT, PORT_IN, PORT_OUT, RECURRENCE, SHARED, Edge,
+                                       Item, Loop, View)
+
+    rng = random.Random(seed)
+    view = View(title=f"synthetic {n_items}")
+    names = ["add", "mul", "dot", "tanh", "exp", "Sum{axis=0}", "Elemwise{sub}", "Subtensor{i}", "log"]
+    outer = [view.add(Item(f"in{i}", INPUT if i % 3 else SHARED, f"x{i}\nmatrix(f64)")).id for i in range(8)]
+    per_loop = n_items // (2 * n_loops + 1)
+    for k in range(n_loops):
+        loop = f"L{k}"
+        view.loops[loop] = Loop(loop, f"scan_{k}: step", f"n_steps = x{k}.shape[0]", open=True)
+        ports = [view.add(Item(f"{loop}/in{j}", PORT_IN, role, loop=loop)).id
+                 for j, role in enumerate(["x[t]", "h[t-1]", "W (non-seq)"])]
+        for j, port in enumerate(ports):
+            view.edges.append(Edge(rng.choice(outer), port, style=CROSSING))
+        body = list(ports)
+        for j in range(per_loop - 4):
+            node = view.add(Item(f"{loop}/op{j}", OP, rng.choice(names), loop=loop, badge="+2" if j % 17 == 0 else ""))
+            view.edges.append(Edge(body[-1], node.id))
+            if j % 3 == 0:
+                view.edges.append(Edge(rng.choice(body[-6:]), node.id, label="1" if j % 9 == 0 else ""))
+            body.append(node.id)
+        out = view.add(Item(f"{loop}/out", PORT_OUT, "h[t]", loop=loop)).id
+        view.edges += [Edge(body[-1], out), Edge(out, ports[1], label="h[t-1]", style=RECURRENCE)]
+        outer.append(out)
+    chain = list(outer)
+    while len(view.items) < n_items - 2:
+        node = view.add(Item(f"op{len(view.items)}", OP, rng.choice(names)))
+        view.edges.append(Edge(chain[-1], node.id))
+        if len(view.items) % 2 == 0:
+            view.edges.append(Edge(rng.choice(chain[-12:-1]), node.id, label="2" if len(view.items) % 10 == 0 else ""))
+        chain.append(node.id)
+    for i in range(2):
+        out = view.add(Item(f"out{i}", OUTPUT, f"output {i}"))
+        view.edges.append(Edge(chain[-1 - i], out.id))
+    return view
