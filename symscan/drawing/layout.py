@@ -39,6 +39,7 @@ from symscan.drawing.text import FONT_SIZE, PAD_X, PAD_Y, SMALL_FONT_SIZE, item_
 
 MARGIN = 12.0           # px around the picture
 EDGE_LABEL_PAD = 2.0    # px reserved around an edge label's text
+PERIPHERY_GAP = 4.0     # px between graphviz's double borders
 FONT_NAME = "DejaVu Sans Mono"
 
 # The picture's palette (fill, border), shared with svg.py: muted, kinds told apart by hue.
@@ -120,7 +121,9 @@ def _item_line(view: View, item_id: str, name: str) -> str:
     w, h = item_size(item.label, item.badge)
     fill, border = KIND_COLOURS.get(item.kind, KIND_COLOURS[OP])
     text = item.label + (f"  {item.badge}" if item.badge else "")
-    attrs = {"width": f"{w / 72:.4f}", "height": f"{h / 72:.4f}", "label": f"<{_html(text)}>",
+    # a closed loop's second border lies PERIPHERY_GAP outside the node: the outer one is our box
+    gap = 2 * PERIPHERY_GAP if item.kind == LOOP else 0.0
+    attrs = {"width": f"{(w - gap) / 72:.4f}", "height": f"{(h - gap) / 72:.4f}", "label": f"<{_html(text)}>",
              "fillcolor": fill, "color": STATUS_COLOURS.get(item.status, border), "tooltip": item_id}
     if item.kind == LOOP:
         attrs["peripheries"] = "2"

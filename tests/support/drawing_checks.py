@@ -5,9 +5,26 @@ test says what went wrong where; ``assert_readable`` runs them all."""
 
 from __future__ import annotations
 
+import random
 from itertools import combinations
 
 from symscan.drawing.geometry import Box, Layout
+from symscan.drawing.model import (
+    ADDED,
+    CROSSING,
+    INPUT,
+    LOOP,
+    OP,
+    OUTPUT,
+    PORT_IN,
+    PORT_OUT,
+    RECURRENCE,
+    SHARED,
+    Edge,
+    Item,
+    Loop,
+    View,
+)
 
 INSET = 2.0   # px: a spline grazing a box's border does not pass through it
 SLACK = 1.0   # px: labels touching within this do not overlap
@@ -102,10 +119,6 @@ def assert_readable(layout: Layout) -> None:
 def synthetic_view(n_items: int = 500, n_loops: int = 2, seed: int = 0):
     """A realistic big picture of about ``n_items`` items: inputs feeding chains of ops that fan
     in (binary ops reaching back a few steps), open loops with ports, recurrences and labels."""
-    import random
-
-    from symscan.drawing.model import (CROSSING, INPUT, OP, OUTPUT, PORT_IN, PORT_OUT, RECURRENCE, SHARED, Edge,
-                                       Item, Loop, View)
 
     rng = random.Random(seed)
     view = View(title=f"synthetic {n_items}")
@@ -117,7 +130,7 @@ def synthetic_view(n_items: int = 500, n_loops: int = 2, seed: int = 0):
         view.loops[loop] = Loop(loop, f"scan_{k}: step", f"n_steps = x{k}.shape[0]", open=True)
         ports = [view.add(Item(f"{loop}/in{j}", PORT_IN, role, loop=loop)).id
                  for j, role in enumerate(["x[t]", "h[t-1]", "W (non-seq)"])]
-        for j, port in enumerate(ports):
+        for port in ports:
             view.edges.append(Edge(rng.choice(outer), port, style=CROSSING))
         body = list(ports)
         for j in range(per_loop - 4):
@@ -139,4 +152,50 @@ def synthetic_view(n_items: int = 500, n_loops: int = 2, seed: int = 0):
     for i in range(2):
         out = view.add(Item(f"out{i}", OUTPUT, f"output {i}"))
         view.edges.append(Edge(chain[-1 - i], out.id))
+    return view
+
+
+def rnn_view(open_loop: bool = True):
+    """A hand-made picture of an Elman RNN: inputs, one loop (open: ports, body, a labelled
+    recurrence; closed: one box with role-labelled inputs), a labelled constant, an added output."""
+
+    view = View(title="rnn")
+    view.add(Item("x", INPUT, "X\nmatrix(f64)", details={"type": "matrix(float64)", "built at": "rnn.py:3"}))
+    view.add(Item("w", SHARED, "W_h"))
+    view.add(Item("h0", INPUT, "h0"))
+    view.loops["L"] = Loop("L", "scan: rnn", "n_steps = X.shape[0]", open=open_loop)
+    if open_loop:
+        for item_id, kind, label in [("L/x", PORT_IN, "x[t]"), ("L/h", PORT_IN, "h[t-1]"),
+                                     ("L/w", PORT_IN, "W_h (non-seq)"), ("L/dot", OP, "dot"), ("L/add", OP, "add"),
+                                     ("L/tanh", OP, "tanh"), ("L/out", PORT_OUT, "h[t]")]:
+            view.add(Item(item_id, kind, label, loop="L", badge="+2" if item_id == "L/dot" else ""))
+        view.edges += [Edge("x", "L/x", style=CROSSING), Edge("h0", "L/h", style=CROSSING),
+                       Edge("w", "L/w", style=CROSSING), Edge("L/h", "L/dot"), Edge("L/w", "L/dot"),
+                       Edge("L/dot", "L/add"), Edge("L/x", "L/add"), Edge("L/add", "L/tanh"), Edge("L/tanh", "L/out"),
+                       Edge("L/out", "L/h", label="h[t-1]", style=RECURRENCE)]
+        last = "L/out"
+    else:
+        view.add(Item("L", LOOP, "scan: rnn\nx: seq, h: sit-sot\nn_steps"))
+        view.edges += [Edge("x", "L", label="x[t]"), Edge("h0", "L", label="h[t-1]"),
+                       Edge("w", "L", label="W (non-seq)")]
+        last = "L"
+    view.add(Item("sub", OP, "Subtensor{-1}"))
+    view.add(Item("out", OUTPUT, "output 0", status=ADDED))
+    view.edges += [Edge(last, "sub", style=CROSSING if open_loop else "data"), Edge("sub", "out", label="-1")]
+    return view
+
+
+def nested_view():
+    """Two open loops, one inside the other, with an edge from outside into the inner one."""
+    from symscan.drawing.model import INPUT, OP, OUTPUT, PORT_IN, PORT_OUT, Edge, Item, Loop, View
+
+    view = View(title="nested")
+    view.loops["A"] = Loop("A", "outer", "n", open=True)
+    view.loops["B"] = Loop("B", "inner", "m", parent="A", open=True)
+    for item_id, kind, loop in [("x", INPUT, None), ("A/in", PORT_IN, "A"), ("A/op", OP, "A"), ("B/in", PORT_IN, "B"),
+                                ("B/op", OP, "B"), ("B/out", PORT_OUT, "B"), ("A/out", PORT_OUT, "A"),
+                                ("y", OUTPUT, None)]:
+        view.add(Item(item_id, kind, item_id.replace("/", " "), loop=loop))
+    view.edges += [Edge("x", "A/in"), Edge("A/in", "A/op"), Edge("A/op", "B/in", label="a[t]"), Edge("x", "B/op"),
+                   Edge("B/in", "B/op"), Edge("B/op", "B/out"), Edge("B/out", "A/out"), Edge("A/out", "y")]
     return view
