@@ -175,12 +175,19 @@ class _Ref:
 
 
 def _const_text(var: Constant) -> str:
+    """``1``, ``0.5``, ``[1, 2, 3]``; bigger ones ``const float64[3,4]``."""
     data = var.data
-    if data.size <= 4:
-        text = repr(var)
+    if data.size == 1:
+        return _scalar_text(data.reshape(()).item())
+    if data.ndim == 1 and data.size <= 4:
+        text = "[" + ", ".join(_scalar_text(v) for v in data.tolist()) + "]"
         if len(text) <= 16:
             return text
     return f"const {data.dtype}[{','.join(str(n) for n in data.shape)}]"
+
+
+def _scalar_text(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _join(*labels: str) -> str:
@@ -261,7 +268,8 @@ class _Builder:
             item.details["folded"] = shorten(", ".join(f"{k} ×{v}" if v > 1 else k for k, v in counted.items()),
                                              200)
         if consts:
-            item.label = shorten_lines(item.label + "\n" + "(" + ", ".join(consts) + ")")
+            item.label += "\n(" + ", ".join(consts) + ")"
+        item.label = shorten_lines(item.label)
         return self.view.add(item)
 
     # ----------------------------------------------------------- graphs
@@ -336,7 +344,7 @@ class _Builder:
         body = _Scope(prefix=f"{loop_id}/", loop=loop_id)
         steps_ref = self.resolve(scope, args.n_steps)
         if steps_ref.item is not None:
-            port = self.view.add(Item(f"{loop_id}/steps", PORT_IN, "n_steps", loop=loop_id, search="n_steps"))
+            port = self.add_item(Item(f"{loop_id}/steps", PORT_IN, "n_steps", loop=loop_id, search="n_steps"))
             self.edge(steps_ref.item, port.id, steps_ref.label, CROSSING)
         outer_of = _outer_of_inner(args)
         for k, (var, (kind, role)) in enumerate(zip(inner.inputs, roles.inner_inputs)):
