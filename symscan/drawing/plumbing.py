@@ -12,6 +12,8 @@ the edge of the value flowing through them, when that value is used as data.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from symscan.graph.basic import Apply, Constant, Variable
 from symscan.scan.checks import AfterChecks, CheckRowShape, CheckSequenceLength, CheckStepShape, InitialRows, StepCount
 from symscan.tensor.assertion import Assert
@@ -47,9 +49,7 @@ def is_shape_slot(node: Apply, position: int) -> bool:
         return position > 0
     if isinstance(op, Alloc):
         return position > 0
-    if getattr(op, "inner", None) is not None and hasattr(op, "info"):  # a Scan: n_steps
-        return position == 0
-    return False
+    return False  # a loop's step count stays drawn when the user gave it (n_steps=k)
 
 
 def _is_small_int(var: Variable) -> bool:
@@ -60,19 +60,21 @@ def _is_small_int(var: Variable) -> bool:
     return len(shape) == 0 or (len(shape) == 1 and shape[0] is not None and shape[0] <= 8)
 
 
-def plumbing_nodes(nodes: list[Apply], outputs: list[Variable]) -> set[Apply]:
-    """The plumbing among ``nodes`` (a topological order), never one producing ``outputs``."""
+def plumbing_nodes(nodes: list[Apply], outputs: list[Variable], roots: Iterable[Variable] = ()) -> set[Apply]:
+    """The plumbing among ``nodes`` (a topological order), never one producing ``outputs``;
+    ``roots`` are variables known to be plumbing (a loop body's inputs fed by folded values)."""
     kept = {v.owner for v in outputs if v.owner is not None}
     clients: dict[Variable, list[tuple[Apply, int]]] = {}
     for node in nodes:
         for i, var in enumerate(node.inputs):
             clients.setdefault(var, []).append((node, i))
     folded: set[Apply] = set()
+    plumbing_roots = set(roots)
     changed = True
     while changed:
         changed = False
         for node in nodes:
-            if node not in folded and node not in kept and _forward(node, folded):
+            if node not in folded and node not in kept and _forward(node, folded, plumbing_roots):
                 folded.add(node)
                 changed = True
         for node in reversed(nodes):
@@ -82,15 +84,13 @@ def plumbing_nodes(nodes: list[Apply], outputs: list[Variable]) -> set[Apply]:
     return folded
 
 
-def _forward(node: Apply, folded: set[Apply]) -> bool:
+def _forward(node: Apply, folded: set[Apply], roots: set[Variable]) -> bool:
     if isinstance(node.op, SHAPE_READERS):
         return True
-    if isinstance(node.op, MakeVector) and all(_is_small_int(v) for v in node.outputs):
-        return all(isinstance(v, Constant) or v.owner in folded for v in node.inputs)
     if not node.outputs or not all(_is_small_int(v) for v in node.outputs):
         return False
-    from_plumbing = any(v.owner in folded for v in node.inputs)
-    return from_plumbing and all(isinstance(v, Constant) or v.owner in folded for v in node.inputs)
+    plumbing = [v in roots or v.owner in folded for v in node.inputs]
+    return any(plumbing) and all(p or isinstance(v, Constant) for p, v in zip(plumbing, node.inputs))
 
 
 def _backward(node: Apply, folded: set[Apply], clients: dict) -> bool:

@@ -273,10 +273,10 @@ class _Builder:
         return self.view.add(item)
 
     # ----------------------------------------------------------- graphs
-    def draw_graph(self, scope: _Scope, nodes: list[Apply], outputs: list[Variable]) -> None:
+    def draw_graph(self, scope: _Scope, nodes: list[Apply], outputs: list[Variable], roots=()) -> None:
         scope.position = {node: i for i, node in enumerate(nodes)}
         if not self.plumbing:
-            scope.folded = plumbing_nodes(nodes, outputs)
+            scope.folded = plumbing_nodes(nodes, outputs, roots)
         for node in nodes:
             if node in scope.folded:
                 continue
@@ -346,10 +346,14 @@ class _Builder:
         if steps_ref.item is not None:
             port = self.add_item(Item(f"{loop_id}/steps", PORT_IN, "n_steps", loop=loop_id, search="n_steps"))
             self.edge(steps_ref.item, port.id, steps_ref.label, CROSSING)
-        outer_of = _outer_of_inner(args)
+        outer_of, hidden = _outer_of_inner(args), []
         for k, (var, (kind, role)) in enumerate(zip(inner.inputs, roles.inner_inputs)):
             port_id = f"{loop_id}/in{k}"
             ref = self.resolve(scope, outer_of[var])
+            if ref.item is None and not ref.const:  # plumbing passed in: folded inside too
+                body.refs[var] = ref
+                hidden.append(var)
+                continue
             label = role if ref.item is not None or not ref.const else f"{role}\n= {ref.const}"
             item = Item(port_id, PORT_IN, label, details={"role": kind, **_var_details(var)}, loop=loop_id,
                         search=f"{role} {var.name or ''}")
@@ -358,7 +362,7 @@ class _Builder:
                 self.edge(ref.item, port_id, ref.label, CROSSING)
             body.refs[var] = _Ref(port_id)
             self.origin[var] = port_id
-        self.draw_graph(body, inner.toposort(), list(inner.outputs))
+        self.draw_graph(body, inner.toposort(), list(inner.outputs), hidden)
         self.close_body(scope, body, info, roles)
 
     def close_body(self, scope: _Scope, body: _Scope, info: _LoopInfo, roles) -> None:

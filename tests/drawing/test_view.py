@@ -52,6 +52,8 @@ def check_invariants(view: View) -> None:
             assert any(item.loop == loop_id for item in view.items.values())
     for edge in view.edges:
         assert len(edge.label) <= 30, edge
+    ends = {e.tail for e in view.edges} | {e.head for e in view.edges}
+    assert len(view.items) == 1 or all(i in ends for i in view.items), [i for i in view.items if i not in ends]
 
 
 # ---------------------------------------------------------------------------- the README RNN
@@ -185,6 +187,36 @@ def test_a_scan_node_is_drawn_open_with_its_outer_inputs():
     assert view.loops["L1"].open
     assert {"X", "h0", "W_in"} <= set(labels(view, INPUT))
     assert "x[t]" in labels(view, PORT_IN)
+
+
+def test_a_step_count_the_user_gave_stays_drawn():
+    view = build_view(workloads.power(10, 5).outputs)
+    check_invariants(view)
+    assert "n_steps" in edge_labels(view, "L1") and view.loops["L1"].steps == "k steps"
+    opened = build_view(workloads.power(10, 5).outputs, loops="open")
+    assert opened.items["L1/steps"].kind == PORT_IN
+
+
+def test_rewrites_diff_hands_the_origin_of_every_drawn_object(rnn_gradient, monkeypatch):
+    """diff.py is written elsewhere: a stand-in records what the hook hands it."""
+    import sys
+    import types
+
+    seen = {}
+    fake = types.ModuleType("symscan.drawing.diff")
+    fake.mark = lambda view, function, origin: seen.update(view=view, function=function, origin=origin)
+    monkeypatch.setitem(sys.modules, "symscan.drawing.diff", fake)
+    view = build_view(rnn_gradient, rewrites="diff")
+    assert seen["function"] is rnn_gradient and seen["view"] is view
+    assert view.open_loops() == {"L1", "L2"}
+    origin = seen["origin"]
+    assert all(item_id in view.items or item_id in view.loops for item_id in origin.values())
+    scans = [n for n in rnn_gradient.fgraph.toposort() if isinstance(n.op, Scan)]
+    assert sorted(origin[n] for n in scans) == ["L1", "L2"]
+    inner = scans[0].op.inner
+    assert all(view.items[origin[v]].kind == PORT_IN for v in inner.inputs if v in origin)
+    assert any(origin.get(n) == f"L1/n{i}" for i, n in enumerate(inner.toposort()))
+    assert origin[rnn_gradient.fgraph.inputs[0]] == "in0"
 
 
 # ---------------------------------------------------------------------------- constants, details, updates
