@@ -20,7 +20,7 @@ from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Alloc
 from symscan.tensor.gradient_markers import GradientMarker
-from symscan.tensor.shape import MakeVector, Reshape, Shape, SpecifyShape
+from symscan.tensor.shape import Reshape, Shape, SpecifyShape
 
 SHAPE_READERS = (Shape, StepCount)
 
