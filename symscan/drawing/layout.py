@@ -120,7 +120,7 @@ def _item_line(view: View, item_id: str, name: str) -> str:
     item = view.items[item_id]
     w, h = item_size(item.label, item.badge)
     fill, border = KIND_COLOURS.get(item.kind, KIND_COLOURS[OP])
-    text = item.label + (f"  {item.badge}" if item.badge else "")
+    text = item.label + (f"  {item.badge}" if item.badge and item.kind != LOOP else "")  # no room inside 2 borders
     # a closed loop's second border lies PERIPHERY_GAP outside the node: the outer one is our box
     gap = 2 * PERIPHERY_GAP if item.kind == LOOP else 0.0
     attrs = {"width": f"{(w - gap) / 72:.4f}", "height": f"{(h - gap) / 72:.4f}", "label": f"<{_html(text)}>",
