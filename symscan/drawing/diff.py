@@ -34,7 +34,7 @@ from symscan.scan.args import ScanArgs
 from symscan.scan.op import Scan
 
 SLICING = ("Subtensor", "DimShuffle", "Reshape")
-"""Op classes a vectorised copy may add or drop around a sequence (ignored when matching moves)."""
+"""Op classes a vectorised copy adds or drops around a sequence (looked through when matching moves)."""
 _CONST = -1  # stands for "some constant" in the folded-constants key
 
 
@@ -137,6 +137,7 @@ class _Matcher:
             var = var.owner.inputs[0]
         base = side.strip.get(var)
         base = self.leaf(side, var) if base is None else base
+        base = self.stacked.get(base, base)  # a vectorised copy stands for its row
         for v in chain:
             side.strip[v] = base
         return base
@@ -181,7 +182,9 @@ class _Matcher:
                 side.sig[state.outer_out] = self.intern(("loop out", token, "shared", self.leaf(side, state.outer)))
 
     def relaxed_key(self, side: _Side, node: Apply) -> int:
-        return self.intern(("relaxed", type(node.op).__name__, tuple(self.stripped(side, v) for v in node.inputs)))
+        """The op and its inputs with slicing, sequence taps and constants looked through."""
+        inputs = (self.stripped(side, v) for v in node.inputs)
+        return self.intern(("relaxed", node.op, tuple(_CONST if s in self.consts else s for s in inputs)))
 
     def folded_key(self, node: Apply, inputs: list[int]) -> int | None:
         if not any(s in self.consts for s in inputs):
