@@ -52,7 +52,8 @@ class RewriteDiff:
     was in that loop's body -> the loop's title; ``removed``: (user node, the user Scan node whose
     body held it, or None at top level), in topological order; ``counterpart``: user variable ->
     ``f.fgraph`` variable, for matched ones; ``loops``: user Scan node -> its Scan node in
-    ``f.fgraph`` (None: the loop was removed).
+    ``f.fgraph`` (None: the loop was removed); ``where``: every user node -> the user Scan node
+    whose body holds it (None: top level), in topological order.
     """
 
     added: list[Apply] = field(default_factory=list)
@@ -60,6 +61,7 @@ class RewriteDiff:
     removed: list[tuple[Apply, Apply | None]] = field(default_factory=list)
     counterpart: dict[Variable, Variable] = field(default_factory=dict)
     loops: dict[Apply, Apply | None] = field(default_factory=dict)
+    where: dict[Apply, Apply | None] = field(default_factory=dict)
 
     def summary(self) -> str:
         return (f"rewrites: {len(self.removed)} removed, {len(self.added)} added, "
@@ -326,7 +328,7 @@ class _Matcher:
 
     # ------------------------------------------------------------------ the result
     def result(self) -> RewriteDiff:
-        diff = RewriteDiff(added=self.added, moved=self.moved)
+        diff = RewriteDiff(added=self.added, moved=self.moved, where=self.before.where)
         for node, holder in self.before.where.items():
             if node not in self.match and not self.in_removed_loop(holder):
                 diff.removed.append((node, holder))
@@ -357,3 +359,162 @@ class _Matcher:
             found = theirs.get(self.before.sig.get(var))
             if found is not None:
                 counterpart[var] = found
+
+
+# ---------------------------------------------------------------------------- marking a view
+def mark(view, function, origin: dict) -> None:
+    """Mark on ``view`` (``function.fgraph`` drawn with every loop open) what the rewrites did.
+
+    ``origin`` maps each drawn object of ``f.fgraph`` to its item (see ``build_view``). Items
+    of added and moved nodes get a status and a ``"rewrites"`` detail; removed nodes become
+    items of their own (``R1``, ``R2``, ... in topological order of the user's graph) with
+    edges from what they read and to what read them, inside the open loop that held them
+    (top level when that loop is gone). Removed plumbing (shape bookkeeping, checks) is drawn
+    only when the view draws plumbing.
+    """
+    from symscan.drawing.model import ADDED, MOVED
+
+    diff = compare(function)
+    owned = _owned_items(origin)
+    added = sum(_set_status(view, node, origin, owned, ADDED, "added by rewrites") for node in diff.added)
+    moved = sum(_set_status(view, node, origin, owned, MOVED, f"moved out of loop {title!r}")
+                for node, title in diff.moved.items())
+    removed = _Removed(view, function, diff, origin, _plumbing_drawn(function, origin, owned)).draw()
+    text = f"rewrites: {removed} removed, {added} added, {moved} moved out of loops"
+    view.title = f"{view.title} · {text}" if view.title else text
+
+
+def _owned_items(origin: dict) -> dict[Apply, str]:
+    """Nodes drawn as their own item: not a pass-through, which maps to its input's item."""
+    owned = {}
+    for obj, item in origin.items():
+        if isinstance(obj, Apply) and not any(origin.get(v.owner) == item or origin.get(v) == item
+                                              for v in obj.inputs):
+            owned[obj] = item
+    return owned
+
+
+def _set_status(view, node: Apply, origin: dict, owned: dict, status: str, note: str) -> bool:
+    """Mark the item (or the loop) drawing ``node``; whether there was one."""
+    if isinstance(node.op, Scan):
+        loop_id = origin.get(node)
+        if loop_id not in view.loops:
+            return False
+        view.loops[loop_id].status = status
+        item = view.items.get(loop_id)
+    else:
+        item = view.items.get(owned.get(node))
+    if item is not None:
+        item.status = status
+        item.details["rewrites"] = note
+    return item is not None or isinstance(node.op, Scan)
+
+
+def _plumbing_drawn(function, origin: dict, owned: dict) -> bool:
+    """Whether the view draws plumbing: a node it folds by default has an item of its own."""
+    from symscan.drawing.plumbing import plumbing_nodes
+
+    graph = function.fgraph
+    return any(node in owned for node in plumbing_nodes(graph.toposort(), list(graph.outputs)))
+
+
+class _Removed:
+    """Draws the removed nodes of a diff onto a view, with their edges."""
+
+    def __init__(self, view, function, diff: RewriteDiff, origin: dict, plumbing: bool):
+        self.view, self.function, self.diff, self.origin = view, function, diff, origin
+        self.ids: dict[Apply, str] = {}
+        self.hidden = set() if plumbing else self.folded_plumbing()
+        self.edges: set[tuple[str, str]] = {(e.tail, e.head) for e in view.edges}
+
+    def folded_plumbing(self) -> set[Apply]:
+        """The user graph's plumbing and pass-through nodes, as the view folds them, level by level."""
+        from symscan.drawing.plumbing import pass_through_label, plumbing_nodes
+
+        levels: dict[Apply | None, list[Apply]] = {}
+        for node, holder in self.diff.where.items():
+            levels.setdefault(holder, []).append(node)
+        hidden = {n for n in self.diff.where if pass_through_label(n) is not None}
+        for holder, nodes in levels.items():
+            outputs = (ScanArgs.from_node(holder).inner_outputs() if holder is not None
+                       else list(self.function.outputs) + [new for _, new in self.function.updates])
+            hidden |= plumbing_nodes(nodes, outputs)
+        return hidden
+
+    def draw(self) -> int:
+        for node, holder in self.diff.removed:
+            if node in self.hidden:
+                continue
+            parent = self.origin.get(self.diff.loops.get(holder)) if holder is not None else None
+            if holder is not None and (parent not in self.view.loops or not self.view.loops[parent].open):
+                continue  # inside a loop drawn closed: the box stands for it
+            self.ids[node] = f"R{len(self.ids) + 1}"
+            self.add_item(node, self.ids[node], parent)
+        for node, rid in self.ids.items():
+            for var in node.inputs:
+                self.edge(self.source(var), rid)
+        self.edges_out()
+        return len(self.ids)
+
+    def add_item(self, node: Apply, rid: str, parent: str | None) -> None:
+        from symscan.drawing.describe import item_details, op_label, search_text
+        from symscan.drawing.model import LOOP, OP, REMOVED, Item, Loop
+
+        details = {**item_details(node), "rewrites": "removed by rewrites"}
+        if not isinstance(node.op, Scan):
+            self.view.add(Item(rid, OP, op_label(node), details=details, loop=parent, status=REMOVED,
+                               search=search_text(node)))
+            return
+        from symscan.drawing.roles import kinds_summary, loop_roles, loop_steps, loop_title
+
+        args, roles = ScanArgs.from_node(node), loop_roles(ScanArgs.from_node(node))
+        loop = Loop(rid, loop_title(args), loop_steps(args), inputs=list(roles.outer_inputs[1:]),
+                    outputs=list(roles.inner_outputs), parent=parent, status=REMOVED)
+        self.view.loops[rid] = loop
+        for key in ("type", "shape"):
+            details.pop(key, None)
+        label = "\n".join(line for line in (f"{loop.title} · {loop.steps}", kinds_summary(args)) if line)
+        self.view.add(Item(rid, LOOP, _short(label), details=details, loop=parent, status=REMOVED,
+                           search=f"{search_text(node)} {loop.title}"))
+
+    def source(self, var: Variable) -> str | None:
+        """The item a user variable's value is drawn at: a removed node's, or its counterpart's."""
+        if var.owner in self.ids:
+            return self.ids[var.owner]
+        mine = self.diff.counterpart.get(var)
+        if mine is None:
+            return None
+        if mine.owner is None:
+            return self.origin.get(mine)
+        found = self.origin.get(mine.owner)
+        if isinstance(mine.owner.op, Scan) and found in self.view.loops and self.view.loops[found].open:
+            return f"{found}/out{mine.owner.outputs.index(mine)}"
+        return found
+
+    def edges_out(self) -> None:
+        """From removed nodes to the kept nodes (and the outputs) that read them."""
+        for reader in self.diff.where:
+            if reader in self.ids or isinstance(reader.op, Scan):
+                continue
+            kept = self.diff.counterpart.get(reader.outputs[0]) if reader.outputs else None
+            for var in reader.inputs:
+                if var.owner in self.ids and kept is not None and kept.owner is not None:
+                    self.edge(self.ids[var.owner], self.origin.get(kept.owner))
+        for k, var in enumerate(self.function.outputs):
+            if var.owner in self.ids:
+                self.edge(self.ids[var.owner], f"out{k}")
+
+    def edge(self, tail: str | None, head: str | None) -> None:
+        from symscan.drawing.model import REMOVED, Edge
+
+        if tail is None or head is None or tail == head or (tail, head) in self.edges:
+            return
+        if tail in self.view.items and head in self.view.items:
+            self.edges.add((tail, head))
+            self.view.edges.append(Edge(tail, head, status=REMOVED))
+
+
+def _short(label: str) -> str:
+    from symscan.drawing.describe import shorten_lines
+
+    return shorten_lines(label)

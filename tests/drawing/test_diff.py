@@ -52,6 +52,12 @@ def test_without_rewrites_nothing_moves():
     assert loop.op is user_loop.op  # the copy kept the very loop
 
 
+def test_without_the_push_out_rewrites_nothing_moves():
+    inputs, out = _invariant_loop()
+    diff = compare(ss.function(inputs, out, rewrites=["-push_out"]))  # every rewrite but those
+    assert not diff.moved
+
+
 def test_no_rewrites_gives_an_empty_diff_with_every_variable_matched():
     inputs, hs = _rnn()
     f = ss.function(inputs, hs, mode="py")
@@ -136,3 +142,100 @@ def test_compare_refuses_what_is_not_a_function():
 
 def test_a_diff_is_false_when_nothing_changed():
     assert not RewriteDiff()
+
+
+# ---------------------------------------------------------------------------- the marked picture
+def _diff_view(f):
+    return ss.draw(f, rewrites="diff").view()
+
+
+def _check_consistent(view) -> dict[str, list]:
+    """Every edge joins drawn items, removed items sit at top level or in an open loop, and the
+    title's counts are the items (and loops) marked; returns the marked items by status."""
+    for edge in view.edges:
+        assert edge.tail in view.items and edge.head in view.items, edge
+    marked = {status: [i for i in view.items.values() if i.status == status] for status in ("added", "moved")}
+    marked["removed"] = [i for i in view.items.values() if i.status == "removed"]
+    added_loops = [k for k, loop in view.loops.items() if loop.status == "added" and k not in view.items]
+    for item in marked["removed"]:
+        assert item.id.startswith("R") and item.details["rewrites"] == "removed by rewrites"
+        assert item.loop is None or view.loops[item.loop].open
+    for edge in view.edges:
+        if edge.status == "removed":
+            assert "removed" in (view.items[edge.tail].status, view.items[edge.head].status)
+    assert view.title.endswith(f"rewrites: {len(marked['removed'])} removed, "
+                               f"{len(marked['added']) + len(added_loops)} added, "
+                               f"{len(marked['moved'])} moved out of loops")
+    return marked
+
+
+def test_the_rnn_picture_marks_the_product_moved_out_of_the_loop():
+    inputs, hs = _rnn()
+    f = ss.function(inputs, hs)
+    view = _diff_view(f)
+    marked = _check_consistent(view)
+    (item,), = [marked["moved"]]
+    assert item.label == "dot" and item.loop is None
+    assert item.details["rewrites"] == "moved out of loop 'rnn'"
+    assert not marked["removed"] and not marked["added"]
+    assert all(loop.open for loop in view.loops.values())
+
+
+def test_the_picture_of_merged_duplicates_draws_the_removed_one_with_its_edges():
+    a = T.vector("a")
+    view = _diff_view(ss.function([a], T.exp(a) + T.exp(a)))
+    marked = _check_consistent(view)
+    (removed,) = marked["removed"]
+    assert (removed.id, removed.kind, removed.label, removed.loop) == ("R1", "op", "exp", None)
+    tails = {e.tail for e in view.edges if e.head == "R1"}
+    heads = {e.head for e in view.edges if e.tail == "R1"}
+    assert tails == {"in0"}  # it read a, drawn as the first input
+    assert [view.items[h].label for h in heads] == ["+"]  # and the sum read it
+
+
+def test_the_picture_of_a_removed_loop_has_a_closed_removed_loop_box():
+    w = workloads.power(10)
+    view = _diff_view(ss.function(w.inputs, w.outputs))
+    marked = _check_consistent(view)
+    loops = [i for i in marked["removed"] if i.kind == "loop"]
+    (box,) = loops
+    assert view.loops[box.id].status == "removed" and not view.loops[box.id].open
+    assert any(e.head == box.id for e in view.edges)  # fed by what the loop read
+    assert marked["added"]  # the closed form A ** k replaces it
+    assert not any(loop.status is None for loop in view.loops.values() if loop.id == box.id)
+
+
+def test_removed_nodes_of_a_kept_loop_are_drawn_in_its_open_body():
+    w = workloads.while_loop(10)
+    view = _diff_view(ss.function(w.inputs, w.outputs))
+    marked = _check_consistent(view)
+    assert sorted(i.label for i in marked["removed"]) == ["*", "+"]
+    (loop_id,) = view.loops
+    assert {i.loop for i in marked["removed"]} == {loop_id}
+
+
+def test_removed_item_ids_are_stable():
+    w = workloads.polynomial(10)
+    f = ss.function(w.inputs, w.outputs)
+    first, second = _diff_view(f), _diff_view(f)
+    assert [(i.id, i.label) for i in first.items.values() if i.status] == \
+           [(i.id, i.label) for i in second.items.values() if i.status]
+    marked = _check_consistent(first)
+    assert sorted(i.label for i in marked["moved"]) == ["*", "**"]
+
+
+def test_a_picture_without_rewrites_marks_nothing():
+    inputs, hs = _rnn()
+    view = _diff_view(ss.function(inputs, hs, mode="py"))
+    assert not any(i.status for i in view.items.values()) and not any(e.status for e in view.edges)
+    assert view.title.endswith("rewrites: 0 removed, 0 added, 0 moved out of loops")
+
+
+def test_every_workload_s_diff_picture_is_consistent():
+    for w in workloads.all_workloads(quick=True):
+        f = ss.function(w.inputs, w.outputs)
+        view = _diff_view(f)
+        marked = _check_consistent(view)
+        diff = compare(f)
+        removed_loops = [node for node, after in diff.loops.items() if after is None]
+        assert len([i for i in marked["removed"] if i.kind == "loop"]) == len(removed_loops), w.name
