@@ -13,6 +13,8 @@ into a ``Layout`` (pixels, origin top-left, y down; 1 pt = 1 px) with a margin a
 
 from __future__ import annotations
 
+import math
+
 from symscan.drawing import engine as engines
 from symscan.drawing.geometry import Box, Layout, PlacedEdge, PlacedItem, PlacedLoop
 from symscan.drawing.model import (
@@ -55,7 +57,7 @@ LOOP_COLOURS = ("#f7f5fb", "#8c7ab8")  # an open loop's box: fill, border
 
 # dot's settings: compact ranks, curved splines around boxes, a bounded crossing search.
 GRAPH_ATTRS = {
-    "splines": "true", "nodesep": "0.22", "ranksep": "0.35", "margin": "0", "pad": "0",
+    "splines": "true", "nodesep": "0.22", "ranksep": "0.35", "margin": "0", "pad": f"{MARGIN / 72:.4f}",
     "mclimit": "0.6", "remincross": "true", "fontname": FONT_NAME, "fontsize": "12",
     "bgcolor": "white",
 }
@@ -71,11 +73,11 @@ def _html(text: str) -> str:
     return '<BR ALIGN="CENTER"/>'.join(escaped.split("\n"))
 
 
-def _fixed_cell(text: str, width: float, height: float, size: float = FONT_SIZE) -> str:
-    """An HTML label of exactly ``width`` x ``height`` points holding ``text``."""
-    return (f'<<TABLE BORDER="0" CELLPADDING="0" CELLSPACING="0"><TR><TD FIXEDSIZE="TRUE" '
-            f'WIDTH="{width:.0f}" HEIGHT="{height:.0f}"><FONT POINT-SIZE="{size:g}">{_html(text)}'
-            f"</FONT></TD></TR></TABLE>>")
+def _fixed_cell(lines: list[tuple[str, float]], width: float, height: float, align: str = "CENTER") -> str:
+    """An HTML label of exactly ``width`` x ``height`` points holding ``lines`` (text, font size)."""
+    text = f'<BR ALIGN="{align}"/>'.join(f'<FONT POINT-SIZE="{size:g}">{_html(line)}</FONT>' for line, size in lines)
+    return (f'<<TABLE BORDER="0" CELLPADDING="0" CELLSPACING="0"><TR><TD FIXEDSIZE="TRUE" BALIGN="{align}" '
+            f'ALIGN="{align}" WIDTH="{math.ceil(width)}" HEIGHT="{math.ceil(height)}">{text}</TD></TR></TABLE>>')
 
 
 def _attrs(attrs: dict[str, str]) -> str:
@@ -131,12 +133,17 @@ def _cluster_lines(view: View, loop_id: str, names: _Names, members: dict, child
     pad = "  " * depth
     w, h = title_size(loop)
     title, steps = loop_title(loop)
-    label = _fixed_cell(title + (f"\n{steps}" if steps else ""), w + 4, h + 2)
+    label = _fixed_cell([(title, FONT_SIZE)] + ([(steps, SMALL_FONT_SIZE)] if steps else []), w + 4, h + 2,
+                        "LEFT")
     colour = STATUS_COLOURS.get(loop.status, LOOP_COLOURS[1])
     lines = [f"{pad}subgraph {names.loops[loop_id]} {{",
              f'{pad}  label={label}; labeljust="l"; style="rounded,filled"; '
              f"fillcolor={_quote(LOOP_COLOURS[0])}; color={_quote(colour)}; margin=10;"]
     lines += [f"{pad}  {names.items[i]};" for i in members.get(loop_id, [])]
+    for kind in (PORT_IN, PORT_OUT):
+        ports = [names.items[i] for i in members.get(loop_id, []) if view.items[i].kind == kind]
+        if len(ports) > 1:
+            lines.append(f"{pad}  {{rank=same; {'; '.join(ports)};}}")
     for child in children.get(loop_id, []):
         lines += _cluster_lines(view, child, names, members, children, depth + 1)
     lines.append(pad + "}")
@@ -148,7 +155,7 @@ def _edge_line(view: View, index: int, names: _Names) -> str:
     attrs = {"id": f"e{index}", "color": STATUS_COLOURS.get(edge.status, EDGE_COLOURS.get(edge.style, "#5d6470"))}
     if edge.label:
         w, h = edge_label_size(edge.label)
-        attrs["label"] = _fixed_cell(edge.label, w + 2 * EDGE_LABEL_PAD, h + 2 * EDGE_LABEL_PAD, SMALL_FONT_SIZE)
+        attrs["label"] = _fixed_cell([(edge.label, SMALL_FONT_SIZE)], w + 2 * EDGE_LABEL_PAD, h + 2 * EDGE_LABEL_PAD)
     if edge.style == RECURRENCE:
         attrs.update(constraint="false", style="dashed")
     elif edge.status == REMOVED:
