@@ -120,9 +120,16 @@ def _click_loop(browser, loop_id: str) -> None:
     if closed:
         closed[0].click()
         return
-    frame = _boxes(browser, f'[data-loop-id="{loop_id}"]')[loop_id]
+    title = browser.execute_script(
+        "const r = document.querySelector(`.ss-stage .loop[data-loop-id='${arguments[0]}'] > text`)"
+        ".getBoundingClientRect(); return {x: r.left, y: r.top, w: r.width, h: r.height};", loop_id)
+    x, y = int(title["x"] + title["w"] / 2), int(title["y"] + title["h"] / 2)
+    hit = browser.execute_script("const el = document.elementFromPoint(arguments[0], arguments[1]);"
+                                 "const loop = el && el.closest('[data-loop-id]');"
+                                 "return loop && loop.getAttribute('data-loop-id');", x, y)
+    assert hit == loop_id, f"the title of loop {loop_id} is covered by {hit!r} at {(x, y)}"
     actions = ActionBuilder(browser)
-    actions.pointer_action.move_to_location(int(frame["x"] + frame["w"] / 2), int(frame["y"] + 6)).click()
+    actions.pointer_action.move_to_location(x, y).click()
     actions.perform()
 
 
@@ -169,6 +176,7 @@ def test_all_loops_open_side_by_side(browser, page):
     _screenshot(browser, "rnn_gradient_open.png")
     for loop_id in list(page["loops"]):  # back to the first state for the other tests
         if loop_id in _open_loops(browser) and page["loops"][loop_id]["parent"] is None:
+            _fit(browser)
             _click_loop(browser, loop_id)
     _wait(browser, "return document.getElementById('ss-graph').dataset.open === '[]'")
 

@@ -66,10 +66,11 @@
     svg.removeAttribute("height");
     svg.setAttribute("preserveAspectRatio", "xMinYMin meet");
     svg.classList.add("ss-picture");
+    for (const title of svg.querySelectorAll(":scope > title")) title.remove(); // no tooltip for the whole picture
     for (const title of svg.querySelectorAll(".item > title, [data-loop-id] > title")) {
       const owner = title.parentElement;
       const id = owner.getAttribute("data-id") || owner.getAttribute("data-loop-id");
-      if (id && !titles.has(id)) titles.set(id, title.textContent);
+      if (id && owner.classList.contains("item") && !titles.has(id)) titles.set(id, title.textContent);
       title.remove(); // our tooltip replaces the browser's
     }
     for (const el of svg.querySelectorAll("[data-loop-id]")) el.classList.add("ss-toggle");
@@ -255,7 +256,8 @@
 
   function describe(el) {
     const id = el.getAttribute("data-id") || el.getAttribute("data-loop-id");
-    const info = data.items[id];
+    const isItem = el.classList.contains("item");
+    const info = isItem ? data.items[id] : null;
     const rows = [];
     let heading;
     if (info) {
