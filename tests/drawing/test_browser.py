@@ -217,6 +217,22 @@ def test_search_finds_an_item_by_name(browser, page):
     box.clear()
 
 
+def test_search_opens_the_loop_holding_a_match(browser, page):
+    shown = " ".join(box["text"] for box in _boxes(browser, ".item").values()).lower()
+    closed = set(page["loops"]) - set(_open_loops(browser))
+    item_id, info = next((i, info) for i, info in page["items"].items()
+                         if info["loop"] in closed and info["label"].lower() not in shown)
+    box = browser.find_element("css selector", ".ss-search")
+    box.send_keys(info["label"])
+    _wait(browser, "const el = document.querySelector('.ss-stage .item.ss-current');"
+                   "return el && el.getAttribute('data-id') === arguments[0];", item_id)
+    assert info["loop"] in _open_loops(browser)
+    found, port = _boxes(browser, f'.item[data-id="{item_id}"]')[item_id], _viewport(browser)
+    assert port["x"] <= found["x"] and found["x"] + found["w"] <= port["x"] + port["w"]
+    assert port["y"] <= found["y"] and found["y"] + found["h"] <= port["y"] + port["h"]
+    box.clear()
+
+
 def test_console_has_no_errors_and_nothing_was_fetched(browser, page):
     severe = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert not severe, severe
