@@ -32,6 +32,7 @@
   const view = { x: 0, y: 0, s: 1, moved: false };
   let current = null; // {key, open: Set, svg, box}
   let hovered = null; // the element whose details the tooltip shows
+  let quietAt = null; // where the pointer was when a click switched state: no tooltip until it moves
   const search = { query: "", matches: [], index: -1 };
 
   /* ---------------------------------------------------------------- states */
@@ -125,6 +126,7 @@
     const was = before ? before.getBoundingClientRect() : null;
     hideTooltip();
     showState(key);
+    apply(); // the new picture under the same pan and zoom, before measuring it
     const after = anchorId && loopElement(anchorId);
     if (was && after) {
       const now = after.getBoundingClientRect();
@@ -137,8 +139,9 @@
     }
   }
 
-  function toggleLoop(loopId) {
+  function toggleLoop(loopId, e) {
     switchTo(targetState(loopId), loopId);
+    quietAt = e ? { x: e.clientX, y: e.clientY } : null;
   }
 
   /* ---------------------------------------------------------------- pan and zoom */
@@ -241,7 +244,7 @@
     if (suppressClick) { suppressClick = false; return; }
     const item = e.target.closest(".item");
     const loop = item ? item.closest(".item[data-loop-id]") : e.target.closest("[data-loop-id]");
-    if (loop && stage.contains(loop)) toggleLoop(loop.getAttribute("data-loop-id"));
+    if (loop && stage.contains(loop)) toggleLoop(loop.getAttribute("data-loop-id"), e);
   });
 
   root.querySelector(".ss-zoom-in").addEventListener("click", () => zoomCentre(1.25));
@@ -266,12 +269,14 @@
       for (const [k, v] of info.details) rows.push([k, v]);
     } else if (data.loops[id]) {
       heading = data.loops[id].title;
-      rows.push(["kind", "open loop (click its frame to close)"]);
+      rows.push(["kind", "open loop (click its frame to close it)"]);
       if (data.loops[id].steps) rows.push(["steps", data.loops[id].steps]);
+      const closed = data.items[id]; // the same loop drawn closed: its details
+      if (closed) for (const [k, v] of closed.details) rows.push([k, v]);
     } else {
-      heading = titles.get(id) || id;
+      heading = id;
+      if (titles.has(id)) rows.push(["", titles.get(id)]);
     }
-    if (!info && titles.has(id) && heading !== titles.get(id)) rows.push(["", titles.get(id)]);
     return { heading, rows };
   }
 
@@ -306,15 +311,22 @@
     hovered = null;
   }
 
-  viewport.addEventListener("pointerover", (e) => {
-    if (drag && drag.moved) return;
+  function hoverAt(e) {
+    if ((drag && drag.moved) || quietAt) return;
     const el = e.target.closest(".item") || e.target.closest("[data-loop-id]");
     if (el === hovered) return;
     if (!el) { hideTooltip(); return; }
     hovered = el;
     showTooltip(el, e);
+  }
+  viewport.addEventListener("pointerover", hoverAt);
+  viewport.addEventListener("pointermove", (e) => {
+    if (quietAt && Math.hypot(e.clientX - quietAt.x, e.clientY - quietAt.y) > DRAG_SLOP) {
+      quietAt = null;
+      hoverAt(e);
+    }
+    if (hovered) moveTooltip(e);
   });
-  viewport.addEventListener("pointermove", (e) => { if (hovered) moveTooltip(e); });
   viewport.addEventListener("pointerleave", hideTooltip);
 
   /* ---------------------------------------------------------------- search */
