@@ -87,3 +87,109 @@ def root_label(var: Variable) -> str:
 def search_text(node: Apply) -> str:
     names = [v.name for v in node.outputs if v.name]
     return " ".join(names + [type(node.op).__name__, str(node.op)])
+
+
+# ---------------------------------------------------------------------------- layout ops in Python notation
+def _known_int(var: Variable) -> int | None:
+    from symscan.tensor.basic import static_int
+
+    return static_int(var) if getattr(var.type, "ndim", None) == 0 else None
+
+
+def index_value_text(var: Variable, drawn: bool) -> str:
+    """``-1`` for a constant, ``n`` / ``len(x)`` / ``n-1`` for a folded shape value, ``?`` when drawn."""
+    value = _known_int(var)
+    if value is not None:
+        return str(value)
+    if drawn:
+        return "?"
+    return _shape_expr(var, 3) or "n"
+
+
+def _shape_expr(var: Variable, depth: int) -> str | None:
+    """A short text of a folded integer: ``len(x)``, ``T``, ``n-1``; None when not simple."""
+    from symscan.scan.checks import StepCount
+    from symscan.tensor.elemwise import Elemwise
+    from symscan.tensor.shape import Shape
+    from symscan.tensor.subtensor import Subtensor
+
+    value = _known_int(var)
+    if value is not None:
+        return str(value)
+    node = var.owner
+    if node is None or depth == 0:
+        return var.name
+    if isinstance(node.op, StepCount):
+        return "T"
+    if isinstance(node.op, Subtensor) and node.inputs[0].owner is not None and \
+            isinstance(node.inputs[0].owner.op, Shape) and _known_int(node.inputs[1]) == 0:
+        source = node.inputs[0].owner.inputs[0]
+        return f"len({source.name})" if source.name else "n"
+    if isinstance(node.op, Elemwise) and node.op.name in ("add", "sub") and len(node.inputs) == 2:
+        left, right = (_shape_expr(v, depth - 1) for v in node.inputs)
+        if left and right and len(left) + len(right) <= 10:
+            return f"{left}{SYMBOLS[node.op.name]}{right}"
+    return None
+
+
+def index_label(spec: tuple, texts: list[str]) -> str:
+    """``[1:]``, ``[-1]``, ``[::-1]``, ``[:n, 0]`` from an index spec and its index values' texts."""
+    from symscan.tensor.subtensor import ARRAY, ELLIPSIS, INT, NONE
+
+    values, parts = iter(texts), []
+    for entry in spec:
+        if entry == INT:
+            parts.append(next(values))
+        elif entry == ARRAY:
+            parts.append(next(values) if texts else "[?]")
+        elif entry == NONE:
+            parts.append("None")
+        elif entry == ELLIPSIS:
+            parts.append("...")
+        else:
+            start, stop, step = (next(values) if present else "" for present in entry[1:4])
+            parts.append(f"{start}:{stop}" + (f":{step}" if step else ""))
+    while len(parts) > 1 and parts[-1] == ":":
+        parts.pop()
+    return "[" + ", ".join(parts) + "]"
+
+
+def dimshuffle_label(input_ndim: int, new_order: tuple) -> str:
+    """``.T``, ``transpose``, ``expand dims``, ``drop dims`` or ``T(1,0,2)``."""
+    kept = [a for a in new_order if a != "x"]
+    in_order = kept == sorted(kept)
+    if in_order and len(kept) == input_ndim:
+        return "expand dims"
+    if in_order and "x" not in new_order:
+        return "drop dims"
+    if kept == list(range(input_ndim))[::-1] and len(new_order) == input_ndim:
+        return ".T" if input_ndim == 2 else "transpose"
+    return "T(" + ",".join(str(a) for a in new_order) + ")"
+
+
+def fill_label(value: str) -> str:
+    """``zeros like`` / ``ones like`` / ``fill(c)`` for ``second(x, c)`` and allocs of a constant."""
+    return {"0": "zeros like", "0.0": "zeros like", "1": "ones like", "1.0": "ones like"}.get(value, f"fill({value})")
+
+
+def chain_label(steps: list[str]) -> str:
+    """The label of folded layout steps: ``[::-1][:n] · T(0,2,1)``, or named ``reshape ∘ .T ∘ [::-1]``
+    when it does not fit three short lines."""
+    joined: list[str] = []
+    for step in steps:
+        if joined and step.startswith("[") and joined[-1].endswith("]"):
+            joined[-1] += step
+        else:
+            joined.append(step)
+    lines: list[str] = []
+    for part in joined:
+        if lines and len(lines[-1]) + 3 + len(part) <= LINE_CHARS:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    if len(lines) <= MAX_LINES and all(len(line) <= LINE_CHARS for line in lines):
+        return "\n".join(lines)
+    names = [("slice" if s.startswith("[") else s) for s in reversed(steps)]
+    names = [n for i, n in enumerate(names) if i == 0 or n != names[i - 1]]
+    return shorten_lines(" ∘ ".join(names) if len(" ∘ ".join(names)) <= LINE_CHARS else
+                         "\n".join(" ∘ ".join(names[i:i + 3]) for i in range(0, len(names), 3)))

@@ -12,7 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from symscan.drawing.describe import item_details, op_label, root_label, search_text, shorten_lines
+from symscan.drawing.describe import (
+    chain_label,
+    dimshuffle_label,
+    fill_label,
+    index_label,
+    index_value_text,
+    item_details,
+    op_label,
+    root_label,
+    search_text,
+    shorten_lines,
+)
 from symscan.drawing.model import (
     CROSSING,
     DATA,
@@ -38,6 +49,10 @@ from symscan.graph.fg import FunctionGraph
 from symscan.graph.traversal import graph_inputs, toposort
 from symscan.scan.args import ScanArgs
 from symscan.scan.op import Scan
+from symscan.tensor.creation import Alloc
+from symscan.tensor.elemwise import Elemwise
+from symscan.tensor.shape import DimShuffle, Reshape
+from symscan.tensor.subtensor import ARRAY, IncSubtensor, Subtensor
 
 DRAWABLE = "a variable, a list of variables, a compiled function, a FunctionGraph or a Scan node (an Apply of Scan)"
 
@@ -203,6 +218,27 @@ class _Scope:
     refs: dict[Variable, _Ref] = field(default_factory=dict)
     folded: set[Apply] = field(default_factory=set)
     position: dict[Apply, int] = field(default_factory=dict)
+    clients: dict[Variable, list[Apply]] = field(default_factory=dict)  # drawn readers (outputs: None)
+
+
+def _set_folded(item: Item, folded: set[Apply]) -> None:
+    """The badge (``+5``) and hover list of the plumbing folded into ``item``."""
+    if folded:
+        item.badge = f"+{len(folded)}"
+        names = sorted(str(n.op) for n in folded)
+        counted = {name: names.count(name) for name in names}
+        item.details["folded"] = shorten(", ".join(f"{k} ×{v}" if v > 1 else k for k, v in counted.items()), 200)
+
+
+def _clients(nodes: list[Apply], outputs: list[Variable], folded: set[Apply]) -> dict[Variable, list]:
+    found: dict[Variable, list] = {}
+    for node in nodes:
+        if node not in folded:
+            for var in dict.fromkeys(node.inputs):
+                found.setdefault(var, []).append(node)
+    for var in outputs:
+        found.setdefault(var, []).append(None)
+    return found
 
 
 # ---------------------------------------------------------------------------- the builder
@@ -212,6 +248,7 @@ class _Builder:
         self.view, self.numbered, self.open_ids = view, numbered, open_ids
         self.plumbing, self.origin = plumbing, origin
         self.edges: dict[tuple, Edge] = {}
+        self.chains: dict[str, tuple[list[str], list[str], set[Apply]]] = {}  # item -> (steps, ops, folded)
 
     # ----------------------------------------------------------- items and edges
     def edge(self, tail: str, head: str, label: str = "", style: str = DATA) -> None:
@@ -261,12 +298,7 @@ class _Builder:
         return folded, consts
 
     def add_item(self, item: Item, folded: set[Apply] = frozenset(), consts: list[str] = ()) -> Item:
-        if folded:
-            item.badge = f"+{len(folded)}"
-            names = sorted(str(n.op) for n in folded)
-            counted = {name: names.count(name) for name in names}
-            item.details["folded"] = shorten(", ".join(f"{k} ×{v}" if v > 1 else k for k, v in counted.items()),
-                                             200)
+        _set_folded(item, folded)
         if consts:
             item.label += "\n(" + ", ".join(consts) + ")"
         item.label = shorten_lines(item.label)
@@ -277,6 +309,7 @@ class _Builder:
         scope.position = {node: i for i, node in enumerate(nodes)}
         if not self.plumbing:
             scope.folded = plumbing_nodes(nodes, outputs, roots)
+            scope.clients = _clients(nodes, outputs, scope.folded)
         for node in nodes:
             if node in scope.folded:
                 continue
@@ -285,7 +318,7 @@ class _Builder:
                 self.pass_through(scope, node, through)
             elif isinstance(node.op, Scan):
                 self.draw_loop(scope, node)
-            else:
+            elif self.plumbing or not self.draw_readable(scope, node):
                 self.draw_op(scope, node)
 
     def pass_through(self, scope: _Scope, node: Apply, label: str) -> None:
@@ -309,6 +342,94 @@ class _Builder:
         many = len(node.outputs) > 1
         for i, out in enumerate(node.outputs):
             scope.refs[out] = _Ref(item_id, f"out {i}" if many else "")
+
+    # ----------------------------------------------------------- layout ops, indexing and fills, readable
+    def draw_readable(self, scope: _Scope, node: Apply) -> bool:
+        """Draw ``node`` in Python notation (``[::-1]``, ``.T``, ``zeros like``), layout steps folded into
+        one item per chain; False when it has no such form."""
+        step = self.layout_step(scope, node)
+        if step is not None:
+            self.layout_op(scope, node, step)
+            return True
+        op = node.op
+        if isinstance(op, (Subtensor, IncSubtensor)):
+            self.index_op(scope, node)
+            return True
+        value = node.inputs[0] if isinstance(op, Alloc) else node.inputs[1] if _is_second(node) else None
+        if isinstance(value, Constant) and value.data.size == 1:
+            text = _const_text(value)
+            label = fill_label(text) if not isinstance(op, Alloc) else fill_label(text).replace(" like", "")
+            readers = [v for v in node.inputs if v is not value]
+            self.op_item(scope, node, label, readers, [])
+            return True
+        return False
+
+    def _is_drawn(self, scope: _Scope, var: Variable) -> bool:
+        return not isinstance(var, Constant) and self.resolve(scope, var).item is not None
+
+    def layout_step(self, scope: _Scope, node: Apply) -> str | None:
+        """The step text of a layout-only op (a slice by constants or folded shapes, DimShuffle, Reshape)."""
+        op, extra = node.op, node.inputs[1:]
+        if any(self._is_drawn(scope, v) for v in extra):
+            return None
+        if isinstance(op, Subtensor) and ARRAY not in op.spec:
+            return index_label(op.spec, [index_value_text(v, False) for v in extra])
+        if isinstance(op, DimShuffle):
+            return dimshuffle_label(op.input_ndim, op.new_order)
+        if isinstance(op, Reshape):
+            return "reshape"
+        return None
+
+    def _readers(self, scope: _Scope, var: Variable) -> int:
+        """How many drawn things read ``var``, looking through pass-through nodes."""
+        total = 0
+        for reader in scope.clients.get(var, []):
+            through = reader is not None and pass_through_label(reader) is not None and reader.inputs[0] is var
+            total += self._readers(scope, reader.outputs[0]) if through else 1
+        return total
+
+    def layout_op(self, scope: _Scope, node: Apply, step: str) -> None:
+        data = node.inputs[0]
+        ref = self.resolve(scope, data)
+        folded = set().union(*(self.resolve(scope, v).folded for v in node.inputs[1:] if not isinstance(v, Constant)))
+        if ref.item in self.chains and ref.style == DATA and self._readers(scope, data) == 1:
+            steps, ops, chain_folded = self.chains[ref.item]
+            steps.append(step)
+            ops.append(str(node.op) + (f" ({ref.label})" if ref.label else ""))
+            chain_folded |= folded | ref.folded
+            item = self.view.items[ref.item]
+            item.label = chain_label(steps)
+            item.details["chain"] = shorten(" → ".join(ops), 300)
+            item.details.update(_var_details(node.outputs[0]))
+            _set_folded(item, chain_folded)
+            self.origin[node] = ref.item
+            scope.refs[node.outputs[0]] = _Ref(ref.item)
+            return
+        item = self.op_item(scope, node, chain_label([step]), [data], folded)
+        self.chains[item.id] = ([step], [str(node.op)], set(folded) | set(self.resolve(scope, data).folded))
+
+    def index_op(self, scope: _Scope, node: Apply) -> None:
+        """``x[i, 1:]`` with a drawn index as ``?``; ``x[i] +=`` / ``x[i] =`` for IncSubtensor."""
+        op = node.op
+        data = node.inputs[:2] if isinstance(op, IncSubtensor) else node.inputs[:1]
+        index = node.inputs[len(data):]
+        label = index_label(op.spec, [index_value_text(v, self._is_drawn(scope, v)) for v in index])
+        if isinstance(op, IncSubtensor):
+            label += " =" if op.set_instead_of_inc else " +="
+        drawn = [v for v in index if self._is_drawn(scope, v)]
+        folded = set().union(*(self.resolve(scope, v).folded for v in index if not isinstance(v, Constant)))
+        self.op_item(scope, node, label, list(data) + drawn, folded)
+
+    def op_item(self, scope: _Scope, node: Apply, label: str, inputs: list[Variable], folded: set[Apply]) -> Item:
+        """An op's item with ``label``, edges from ``inputs`` only (the rest is in the label or folded)."""
+        item_id = f"{scope.prefix}n{scope.position[node]}"
+        more, consts = self.connect(scope, item_id, inputs)
+        item = Item(item_id, OP, label, details=item_details(node), loop=scope.loop, search=search_text(node))
+        self.add_item(item, set(folded) | more, consts)
+        self.origin[node] = item_id
+        for out in node.outputs:
+            scope.refs[out] = _Ref(item_id)
+        return item
 
     # ----------------------------------------------------------- loops
     def draw_loop(self, scope: _Scope, node: Apply) -> None:
@@ -377,6 +498,10 @@ class _Builder:
             self.edge(f"{loop_id}/out{out_index}", f"{loop_id}/in{in_index}", "", RECURRENCE)
         for k, var in enumerate(info.node.outputs):
             scope.refs[var] = _Ref(f"{loop_id}/out{k}", "", CROSSING)
+
+
+def _is_second(node: Apply) -> bool:
+    return isinstance(node.op, Elemwise) and node.op.name == "second" and len(node.inputs) == 2
 
 
 def _outer_of_inner(args: ScanArgs) -> dict[Variable, Variable]:
