@@ -103,7 +103,7 @@ def index_value_text(var: Variable, drawn: bool) -> str:
         return str(value)
     if drawn:
         return "?"
-    return _shape_expr(var, 3) or "n"
+    return _shape_expr(var, 4) or "n"
 
 
 def _shape_expr(var: Variable, depth: int) -> str | None:
@@ -125,8 +125,14 @@ def _shape_expr(var: Variable, depth: int) -> str | None:
             isinstance(node.inputs[0].owner.op, Shape) and _known_int(node.inputs[1]) == 0:
         source = node.inputs[0].owner.inputs[0]
         return f"len({source.name})" if source.name else "n"
+    if isinstance(node.op, Elemwise) and node.op.name == "sub" and node.inputs[0] is node.inputs[1]:
+        return "0"
+    if isinstance(node.op, Elemwise) and node.op.name == "maximum" and _known_int(node.inputs[1]) == 0:
+        return _shape_expr(node.inputs[0], depth - 1)  # a clipped length reads as the length
     if isinstance(node.op, Elemwise) and node.op.name in ("add", "sub") and len(node.inputs) == 2:
         left, right = (_shape_expr(v, depth - 1) for v in node.inputs)
+        if node.op.name == "add" and left and right and right.endswith(f"-{left}"):
+            return right[:-len(left) - 1]  # 1+n-1 reads as n
         if left and right and len(left) + len(right) <= 10:
             return f"{left}{SYMBOLS[node.op.name]}{right}"
     return None
@@ -148,6 +154,7 @@ def index_label(spec: tuple, texts: list[str]) -> str:
             parts.append("...")
         else:
             start, stop, step = (next(values) if present else "" for present in entry[1:4])
+            start, step = ("" if start == "0" else start), ("" if step == "1" else step)
             parts.append(f"{start}:{stop}" + (f":{step}" if step else ""))
     while len(parts) > 1 and parts[-1] == ":":
         parts.pop()
@@ -172,18 +179,21 @@ def fill_label(value: str) -> str:
     return {"0": "zeros like", "0.0": "zeros like", "1": "ones like", "1.0": "ones like"}.get(value, f"fill({value})")
 
 
+CHAIN_CHARS = 18  # narrower than other labels: a chain's item sits on a long row of layers
+
+
 def chain_label(steps: list[str]) -> str:
     """The label of folded layout steps: ``[::-1][:n] · T(0,2,1)``, or named ``reshape ∘ .T ∘ [::-1]``
     when it does not fit three short lines."""
     joined: list[str] = []
     for step in steps:
-        if joined and step.startswith("[") and joined[-1].endswith("]"):
+        if joined and step.startswith("[") and joined[-1].endswith("]") and len(joined[-1] + step) <= CHAIN_CHARS:
             joined[-1] += step
         else:
             joined.append(step)
     lines: list[str] = []
     for part in joined:
-        if lines and len(lines[-1]) + 3 + len(part) <= LINE_CHARS:
+        if lines and len(lines[-1]) + 3 + len(part) <= CHAIN_CHARS:
             lines[-1] += " · " + part
         else:
             lines.append(part)

@@ -40,13 +40,38 @@ def base_name(label: str, outer: Variable | None = None, sequence: bool = False)
     if outer is not None and outer.name and not isinstance(outer, Constant):
         return (outer.name.lower() if sequence and len(outer.name) == 1 else outer.name), ""
     if label.startswith("pushed "):
-        op = re.sub(r"^Elemwise\{(.*)\}$", r"\1", label[len("pushed "):])
-        return "pushed " + re.sub(r"\{.*", "", op).lower(), ""
+        return pushed_name(label, outer), ""
     numbered = re.fullmatch(r"(sequences|outputs_info|non_sequences|output) ?\[?(\d+)\]?", label)
     if numbered:
         short = {"sequences": "seq", "outputs_info": "out", "non_sequences": "arg", "output": "out"}[numbered[1]]
         return f"{short}{numbered[2]}", ""
-    return re.sub(r"\s*\(saved\)", "", label), ""
+    return short_role(re.sub(r"\s*\(saved\)", "", label)), ""
+
+
+def short_role(text: str, width: int = 14) -> str:
+    """``dW_in sum: right factor`` -> ``dW_in sum``: the part before a colon, then cut to ``width``."""
+    head = text.split(":")[0].strip() or text
+    return head if len(head) <= width else head[:width - 1] + "…"
+
+
+def pushed_name(label: str, outer: Variable | None) -> str:
+    """What a rewrite pushed out of a loop, named from where it comes: ``W_h.T``, ``dot(X,W_in)``;
+    ``pushed sub`` when its inputs have no names."""
+    op = re.sub(r"\{.*", "", re.sub(r"^Elemwise\{(.*)\}$", r"\1", label[len("pushed "):])).lower()
+    node = outer.owner if outer is not None else None
+    names = [v.name for v in node.inputs if not isinstance(v, Constant)] if node is not None else []
+    if names and all(names):
+        from symscan.drawing.describe import dimshuffle_label
+        from symscan.tensor.shape import DimShuffle
+
+        if isinstance(node.op, DimShuffle) and len(names) == 1:
+            step = dimshuffle_label(node.op.input_ndim, node.op.new_order)
+            text = f"{names[0]}{step}" if step == ".T" else f"{step}({names[0]})"
+        else:
+            text = f"{op}({','.join(names)})"
+        if len(text) <= 16:
+            return text
+    return "pushed " + op
 
 
 def _indexed(name: str, index: str) -> str:
@@ -97,7 +122,7 @@ def _outputs(args: ScanArgs, roles: LoopRoles, first_recurrent_input: int) -> No
         kind = "mit-sot" if entry in args.mit_sot else "sit-sot" if entry in args.sit_sot else "nit-sot"
         name, index = base_name(entry.label, None)
         roles.inner_outputs.append((kind, _indexed(name, index or "t")))
-        roles.outer_outputs.append(f"{name} ({kind})")
+        roles.outer_outputs.append(name)  # the loop box lists the kinds
         if kind != "nit-sot":
             roles.feedback += [(out_index, position + k) for k in range(len(entry.inner_in))]
             position += len(entry.inner_in)
@@ -136,7 +161,7 @@ def loop_steps(args: ScanArgs) -> str:
 
 def _named(entry) -> bool:
     """A sequence the user named (not one a rewrite pushed out of the loop)."""
-    return not base_name(entry.label, entry.outer)[0].startswith("pushed")
+    return not (entry.label or "").startswith("pushed") and not base_name(entry.label, entry.outer)[0].startswith("pushed")
 
 
 def kinds_summary(args: ScanArgs) -> str:

@@ -81,7 +81,8 @@ def _graph_of(obj) -> _Graph:
     if _is_function(obj):
         fgraph, n_out = obj.fgraph, len(obj.outputs)
         updates = {pos: var for var, pos in getattr(fgraph, "update_positions", {}).items()}
-        labels = [(OUTPUT, _output_label(i, fgraph.outputs[i])) for i in range(n_out)]
+        labels = [(OUTPUT, _output_label(i, obj.outputs[i] if obj.outputs[i].name else fgraph.outputs[i]))
+                  for i in range(n_out)]
         labels += [(UPDATE, f"{getattr(updates.get(i), 'name', None) or 'shared'} ←")
                    for i in range(n_out, len(fgraph.outputs))]
         return _Graph(list(fgraph.outputs), labels, _roots(fgraph.outputs, fgraph.inputs), function=obj)
@@ -103,7 +104,11 @@ def _roots(outputs: list[Variable], inputs: list[Variable]) -> list[Variable]:
 
 
 def _output_label(i: int, var: Variable) -> str:
-    return shorten(f"out {i}: {var.name}" if var.name else f"out {i}")
+    """The output's name (``dcost/dW_in``), else ``out 0``."""
+    name = (var.name or "").strip()
+    if name.startswith("(") and name.endswith(")"):
+        name = name[1:-1]
+    return shorten(name or f"out {i}")
 
 
 # ---------------------------------------------------------------------------- options
