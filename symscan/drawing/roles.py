@@ -161,7 +161,7 @@ def loop_steps(args: ScanArgs) -> str:
 
 def _named(entry) -> bool:
     """A sequence the user named (not one a rewrite pushed out of the loop)."""
-    return not (entry.label or "").startswith("pushed") and not base_name(entry.label, entry.outer)[0].startswith("pushed")
+    return not (entry.label or "").startswith("pushed")
 
 
 def kinds_summary(args: ScanArgs) -> str:

@@ -378,7 +378,7 @@ class _Builder:
         if any(self._is_drawn(scope, v) for v in extra):
             return None
         if isinstance(op, Subtensor) and ARRAY not in op.spec:
-            return index_label(op.spec, [index_value_text(v, False) for v in extra])
+            return index_label(op.spec, _distinct([(v, index_value_text(v, False)) for v in extra]))
         if isinstance(op, DimShuffle):
             return dimshuffle_label(op.input_ndim, op.new_order)
         if isinstance(op, Reshape):
@@ -418,7 +418,7 @@ class _Builder:
         op = node.op
         data = node.inputs[:2] if isinstance(op, IncSubtensor) else node.inputs[:1]
         index = node.inputs[len(data):]
-        label = index_label(op.spec, [index_value_text(v, self._is_drawn(scope, v)) for v in index])
+        label = index_label(op.spec, _distinct([(v, index_value_text(v, self._is_drawn(scope, v))) for v in index]))
         if isinstance(op, IncSubtensor):
             label += " =" if op.set_instead_of_inc else " +="
         drawn = [v for v in index if self._is_drawn(scope, v)]
@@ -503,6 +503,19 @@ class _Builder:
             self.edge(f"{loop_id}/out{out_index}", f"{loop_id}/in{in_index}", "", RECURRENCE)
         for k, var in enumerate(info.node.outputs):
             scope.refs[var] = _Ref(f"{loop_id}/out{k}", "", CROSSING)
+
+
+def _distinct(texts: list[tuple[Variable, str]]) -> list[str]:
+    """Index texts where two different folded values never read the same (``[n:m]``, not ``[n:n]``)."""
+    seen: dict[str, Variable] = {}
+    out = []
+    for var, text in texts:
+        if text not in ("?",) and not text.lstrip("-").isdigit():
+            if text in seen and seen[text] is not var:
+                text = next(f"{c}" for c in "mkjpq" + "?" if c not in seen)
+            seen.setdefault(text, var)
+        out.append(text)
+    return out
 
 
 def _is_second(node: Apply) -> bool:
