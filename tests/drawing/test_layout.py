@@ -62,6 +62,15 @@ def test_an_unknown_engine_is_refused_by_name():
         engines.find_engine(prefer="neato")
 
 
+@pytest.mark.parametrize("kind", [engines.PYGRAPHVIZ, engines.BINARY])
+def test_a_dot_failure_is_a_runtime_error_with_graphviz_words(kind):
+    engine = engines.find_engine(prefer=kind)
+    if engine.kind != kind:
+        pytest.skip(f"no {kind} engine here")
+    with pytest.raises(RuntimeError, match=r"could not lay the picture out .*syntax error.*ss\.to_dot"):
+        engines.run_dot("digraph { a -> }", engine=engine)
+
+
 def test_graphviz_warnings_stay_off_stderr(capfd):
     lay_out(rnn_view())
     captured = capfd.readouterr()
