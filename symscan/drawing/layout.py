@@ -35,7 +35,17 @@ from symscan.drawing.model import (
     Loop,
     View,
 )
-from symscan.drawing.text import FONT_SIZE, PAD_X, PAD_Y, SMALL_FONT_SIZE, item_size, shorten, text_size
+from symscan.drawing.text import (
+    FONT_SIZE,
+    PAD_X,
+    PAD_Y,
+    SMALL_FONT_SIZE,
+    esc,
+    item_size,
+    shorten,
+    strip_controls,
+    text_size,
+)
 
 MARGIN = 12.0           # px around the picture
 EDGE_LABEL_PAD = 2.0    # px reserved around an edge label's text
@@ -66,13 +76,14 @@ GRAPH_ATTRS = {
 
 
 def _quote(value: str) -> str:
+    """A DOT double-quoted string (graphviz then reads ``\\`` as a backslash, ``\\n`` as a new line)."""
+    value = strip_controls(value)
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def _html(text: str) -> str:
     """Text inside an HTML-like label: entities escaped, lines broken with <BR/>."""
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    return '<BR ALIGN="CENTER"/>'.join(escaped.split("\n"))
+    return '<BR ALIGN="CENTER"/>'.join(esc(line) for line in text.split("\n"))
 
 
 def _fixed_cell(lines: list[tuple[str, float]], width: float, height: float, align: str = "CENTER") -> str:
@@ -83,7 +94,8 @@ def _fixed_cell(lines: list[tuple[str, float]], width: float, height: float, ali
 
 
 def _attrs(attrs: dict[str, str]) -> str:
-    return ", ".join(f"{k}={v if v.startswith('<') else _quote(v)}" for k, v in attrs.items())
+    """``k="v", ...`` with every value quoted but ``label``, which is always an HTML label ``<...>``."""
+    return ", ".join(f"{k}={v if k == 'label' else _quote(v)}" for k, v in attrs.items())
 
 
 def drawn_loops(view: View) -> list[str]:
