@@ -58,8 +58,8 @@ def render_inline(drawing) -> str:
 
 def state_sets(loops: dict[str, Loop], initial: frozenset[str] = frozenset()) -> list[frozenset[str]]:
     """The open-loop sets the page precomputes (``initial`` always among them), smallest first."""
-    ids = sorted(loops)
-    above = {loop_id: set(_ancestors(loops, loop_id)) for loop_id in ids}
+    ids, tree = sorted(loops), View(loops=loops)
+    above = {loop_id: set(tree.ancestors(loop_id)) for loop_id in ids}
     if len(ids) <= ALL_SUBSETS_UP_TO:
         sets = {frozenset(subset) for n in range(len(ids) + 1) for subset in combinations(ids, n)
                 if all(above[loop_id] <= set(subset) for loop_id in subset)}
@@ -107,14 +107,6 @@ def _item_info(views) -> dict[str, dict]:
 def _loop_info(loops: dict[str, Loop]) -> dict[str, dict]:
     return {loop_id: {"title": loop.title, "steps": loop.steps, "parent": loop.parent}
             for loop_id, loop in loops.items()}
-
-
-def _ancestors(loops: dict[str, Loop], loop_id: str) -> list[str]:
-    chain, parent = [], loops[loop_id].parent
-    while parent is not None and parent not in chain:
-        chain.append(parent)
-        parent = loops[parent].parent if parent in loops else None
-    return chain
 
 
 def _script_json(data) -> str:

@@ -190,7 +190,7 @@ def label_node(index: int) -> str:
     return f"l{index}"
 
 
-def _edge_lines(view: View, index: int, names: _Names, homes: dict) -> tuple[list[str], str | None]:
+def _edge_lines(view: View, index: int, names: _Names) -> tuple[list[str], str | None]:
     """DOT for edge ``index``, and the DOT line of its label node (if labelled).
 
     A label is a node of its own (``l<index>``) the edge passes through: dot keeps it clear of
@@ -234,7 +234,7 @@ def to_dot(view: View) -> str:
         members.setdefault(home, []).append(names.items[item_id])
     edge_lines, label_lines = [], []
     for index, edge in enumerate(view.edges):
-        lines, node = _edge_lines(view, index, names, homes)
+        lines, node = _edge_lines(view, index, names)
         edge_lines += lines
         if node is not None:
             label_lines.append(node)
