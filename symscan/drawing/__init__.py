@@ -85,10 +85,14 @@ class Drawing:
 
     def save(self, path: str | Path) -> str:
         """Write the picture to ``path``; the suffix picks the format (.svg, .png, .html, .dot)."""
+        if not isinstance(path, (str, Path)):
+            raise TypeError(f"ss.draw: path must be a file name (str or pathlib.Path) such as 'graph.svg', "
+                            f"got {type(path).__name__}; leave it out to get a Drawing back")
         suffix = Path(path).suffix.lower().lstrip(".")
         if suffix not in FORMATS:
             raise ValueError(f"ss.draw cannot write {str(path)!r}: the file suffix must be one of "
-                             f"{', '.join('.' + f for f in FORMATS)}, got {('.' + suffix) if suffix else 'none'}")
+                             f"{', '.join('.' + f for f in FORMATS)}, got {('.' + suffix) if suffix else 'none'}; "
+                             f"name the file e.g. {Path(path).stem or 'graph'}.svg")
         data = self.png() if suffix == "png" else getattr(self, suffix)()
         Path(path).write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
         return str(path)
