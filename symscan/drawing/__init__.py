@@ -17,8 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from symscan.graph.basic import set_html_renderer
+
+if TYPE_CHECKING:
+    from symscan.drawing.geometry import Layout
+    from symscan.drawing.model import View
 
 FORMATS = ("svg", "png", "html", "dot")
 
@@ -46,7 +51,7 @@ class Drawing:
         self.direction = direction
         self._layout = None
 
-    def view(self, open_loops: Iterable[str] | None = None):
+    def view(self, open_loops: Iterable[str] | None = None) -> View:
         """The model of the picture, with ``open_loops`` (ids) open, or the ``loops`` asked for."""
         from symscan.drawing.view import build_view
 
@@ -54,7 +59,7 @@ class Drawing:
                           plumbing=self.plumbing, rewrites=self.rewrites, direction=self.direction)
 
     @property
-    def layout(self):
+    def layout(self) -> Layout:
         """The laid-out picture in the state asked for (boxes and splines in pixels)."""
         if self._layout is None:
             from symscan.drawing.layout import lay_out
@@ -85,10 +90,14 @@ class Drawing:
 
     def save(self, path: str | Path) -> str:
         """Write the picture to ``path``; the suffix picks the format (.svg, .png, .html, .dot)."""
+        if not isinstance(path, (str, Path)):
+            raise TypeError(f"ss.draw: path must be a file name (str or pathlib.Path) such as 'graph.svg', "
+                            f"got {type(path).__name__}; leave it out to get a Drawing back")
         suffix = Path(path).suffix.lower().lstrip(".")
         if suffix not in FORMATS:
             raise ValueError(f"ss.draw cannot write {str(path)!r}: the file suffix must be one of "
-                             f"{', '.join('.' + f for f in FORMATS)}, got {('.' + suffix) if suffix else 'none'}")
+                             f"{', '.join('.' + f for f in FORMATS)}, got {('.' + suffix) if suffix else 'none'}; "
+                             f"name the file e.g. {Path(path).stem or 'graph'}.svg")
         data = self.png() if suffix == "png" else getattr(self, suffix)()
         Path(path).write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
         return str(path)
@@ -99,7 +108,7 @@ class Drawing:
         return render_inline(self)
 
 
-def draw(obj, path: str | Path | None = None, *, loops: str | Iterable[str] = "closed", plumbing: bool = False,
+def draw(obj: object, path: str | Path | None = None, *, loops: str | Iterable[str] = "closed", plumbing: bool = False,
          rewrites: str | None = None, direction: str | None = None) -> Drawing | str:
     """A picture of ``obj`` (a variable, a list of variables, a compiled function, a
     FunctionGraph or a Scan node).
@@ -112,7 +121,7 @@ def draw(obj, path: str | Path | None = None, *, loops: str | Iterable[str] = "c
     return drawing if path is None else drawing.save(path)
 
 
-def to_dot(obj, **options) -> str:
+def to_dot(obj: object, **options) -> str:
     """Graphviz DOT text of the picture ``draw(obj, **options)`` lays out."""
     return Drawing(obj, **options).dot()
 

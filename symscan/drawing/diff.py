@@ -27,11 +27,15 @@ those found again elsewhere (moved out before the loop went).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from symscan.graph.basic import Apply, Constant, SharedVariable, Variable
 from symscan.graph.traversal import toposort
 from symscan.scan.args import ScanArgs
 from symscan.scan.op import Scan
+
+if TYPE_CHECKING:
+    from symscan.drawing.model import View
 
 SLICING = ("Subtensor", "DimShuffle", "Reshape")
 """Op classes a vectorised copy adds or drops around a sequence (looked through when matching moves)."""
@@ -257,7 +261,7 @@ class _Matcher:
             if holder is not None and holder != here and self.inside(holder, here):
                 self.moved[node] = loop_title(holder)
 
-    def user_loop(self, loop: Apply | None):
+    def user_loop(self, loop: Apply | None) -> Apply | None:
         """The user's Scan node a loop of f.fgraph stands for (None: top level; a fresh object
         when the loop is new, so that nothing of the user's graph is found there)."""
         return None if loop is None else self.back.get(loop, loop)
@@ -270,7 +274,7 @@ class _Matcher:
                 return True
         return False
 
-    def find(self, node: Apply, key: int, inputs: list[int], here) -> tuple[Apply | None, bool]:
+    def find(self, node: Apply, key: int, inputs: list[int], here: Apply | None) -> tuple[Apply | None, bool]:
         """The user node ``node`` stands for, and whether it is a vectorised copy of it."""
         twin = self.clone_of.get(node) or (node if node in self.before.where else None)
         if twin is not None and twin not in self.match and not isinstance(twin.op, Scan):
@@ -284,7 +288,7 @@ class _Matcher:
         folded = self.folded_key(node, inputs)
         return self.pick(self.by_folded.get(folded), here, same_only=True), False
 
-    def pick(self, candidates: list[Apply] | None, here, same_only: bool) -> Apply | None:
+    def pick(self, candidates: list[Apply] | None, here: Apply | None, same_only: bool) -> Apply | None:
         """An unmatched candidate: at the same place first, then inside a loop below it."""
         if not candidates:
             return None
@@ -299,7 +303,8 @@ class _Matcher:
                 return c
         return None
 
-    def after_loop(self, node: Apply, here) -> None:
+    def after_loop(self, node: Apply, here: Apply | None) -> None:
+        """Match a loop of f.fgraph with the user loop it stands for (or call it added), then its body."""
         twin = self.clone_of.get(node)
         if twin is None or twin in self.match:
             twin = self.similar_loop(node, here)
@@ -314,7 +319,7 @@ class _Matcher:
         self.walk_after(args.inner_outputs(), args.inner_inputs(), node)
         self.sign_loop_outputs(self.after, args, token)
 
-    def similar_loop(self, node: Apply, here) -> Apply | None:
+    def similar_loop(self, node: Apply, here: Apply | None) -> Apply | None:
         """An unmatched user loop at the same place: of the same name if any (else one sharing
         an outer input), sharing the most outer inputs, the first on a tie."""
         places = [s for s in self.loop_tokens if s not in self.match and self.before.where[s] == here]
@@ -362,7 +367,7 @@ class _Matcher:
 
 
 # ---------------------------------------------------------------------------- marking a view
-def mark(view, function, origin: dict) -> None:
+def mark(view: View, function, origin: dict) -> None:
     """Mark on ``view`` (``function.fgraph`` drawn with every loop open) what the rewrites did.
 
     ``origin`` maps each drawn object of ``f.fgraph`` to its item (see ``build_view``). Items

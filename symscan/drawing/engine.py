@@ -27,6 +27,7 @@ PYGRAPHVIZ, BINARY = "pygraphviz", "binary"
 INSTALL_HINT = ('ss.draw lays pictures out with graphviz\'s dot: install it with pip install "symscan[draw]" '
                 "(pygraphviz, which bundles graphviz), or install graphviz so that `dot` is on the PATH")
 
+DOT_TIMEOUT = 600  # s, for the dot binary: a picture that takes longer is not worth waiting for
 last_warnings: list[str] = []  # graphviz's stderr from the latest run, for debugging
 
 
@@ -96,14 +97,29 @@ def run_dot(source: str, fmt: str = "json", engine: Engine | None = None) -> byt
     engine = engine or find_engine()
     if engine.kind == PYGRAPHVIZ:
         pgv = _import_pygraphviz()
-        with _quiet_stderr():
-            return pgv.AGraph(string=source).draw(format=fmt, prog="dot")
-    result = subprocess.run([engine.path, f"-T{fmt}"], input=source.encode("utf-8"), capture_output=True,
-                            timeout=600)
+        try:
+            with _quiet_stderr():
+                return pgv.AGraph(string=source).draw(format=fmt, prog="dot")
+        except (ValueError, OSError) as error:  # pygraphviz.DotError is a ValueError
+            raise _dot_failed(engine, str(error)) from None
+    try:
+        result = subprocess.run([engine.path, f"-T{fmt}"], input=source.encode("utf-8"), capture_output=True,
+                                timeout=DOT_TIMEOUT)
+    except (subprocess.TimeoutExpired, OSError) as error:
+        raise _dot_failed(engine, str(error)) from None
     last_warnings[:] = result.stderr.decode("utf-8", "replace").splitlines()
     if result.returncode != 0:
-        raise RuntimeError(f"graphviz dot failed (exit {result.returncode}): {' '.join(last_warnings)}")
+        raise _dot_failed(engine, f"exit status {result.returncode}")
     return result.stdout
+
+
+def _dot_failed(engine: Engine, what: str) -> RuntimeError:
+    """One error type for every way dot can fail, with graphviz's own words: the DOT is ours,
+    so a failure is symscan's bug, and the report needs ``Drawing.dot()`` to reproduce it."""
+    said = "; ".join(line for line in last_warnings if line.strip())[:500]
+    return RuntimeError(f"ss.draw: {engine.name} could not lay the picture out ({what}"
+                        f"{': ' + said if said else ''}); please report it to symscan with the DOT text "
+                        "from ss.to_dot(obj, ...) (or Drawing.dot())")
 
 
 def layout_json(source: str, engine: Engine | None = None) -> dict:

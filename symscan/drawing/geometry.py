@@ -54,7 +54,7 @@ class PlacedItem:
 @dataclass
 class PlacedEdge:
     edge: Edge
-    # a cubic B\u00e9zier spline: p0, (c1, c2, p)*; the arrow head points at ``end``
+    # a cubic Bezier spline: p0, (c1, c2, p)*; the arrow head points at ``end``
     points: list[tuple[float, float]]
     end: tuple[float, float] | None = None
     label_box: Box | None = None

@@ -15,8 +15,12 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 from symscan.drawing.model import Loop, View
+
+if TYPE_CHECKING:
+    from symscan.drawing import Drawing
 
 ALL_SUBSETS_UP_TO = 4     # loops; beyond this the number of states would grow too fast
 INLINE_MIN_HEIGHT = 180   # px, the notebook iframe's height bounds
@@ -34,7 +38,7 @@ class State:
     height: float
 
 
-def render_page(drawing) -> str:
+def render_page(drawing: Drawing) -> str:
     """The interactive page for ``drawing``: pan, zoom, open and close loops, hover, search;
     no network needed (the script and style are inlined)."""
     layout = drawing.layout
@@ -45,7 +49,7 @@ def render_page(drawing) -> str:
                      loops=_loop_info(layout.view.loops), title=layout.view.title)
 
 
-def render_inline(drawing) -> str:
+def render_inline(drawing: Drawing) -> str:
     """What a notebook shows: the page in an iframe (its own document, so its script and ids
     cannot clash with the notebook's), as wide as the cell, as tall as the picture allows."""
     page = render_page(drawing)
@@ -58,8 +62,8 @@ def render_inline(drawing) -> str:
 
 def state_sets(loops: dict[str, Loop], initial: frozenset[str] = frozenset()) -> list[frozenset[str]]:
     """The open-loop sets the page precomputes (``initial`` always among them), smallest first."""
-    ids = sorted(loops)
-    above = {loop_id: set(_ancestors(loops, loop_id)) for loop_id in ids}
+    ids, tree = sorted(loops), View(loops=loops)
+    above = {loop_id: set(tree.ancestors(loop_id)) for loop_id in ids}
     if len(ids) <= ALL_SUBSETS_UP_TO:
         sets = {frozenset(subset) for n in range(len(ids) + 1) for subset in combinations(ids, n)
                 if all(above[loop_id] <= set(subset) for loop_id in subset)}
@@ -78,7 +82,7 @@ def page_html(states: list[State], *, initial: frozenset[str], items: dict, loop
                         data=_script_json(data))
 
 
-def _state_views(drawing, initial_view: View) -> dict[frozenset[str], View]:
+def _state_views(drawing: Drawing, initial_view: View) -> dict[frozenset[str], View]:
     views = {initial_view.open_loops(): initial_view}
     for open_ids in state_sets(initial_view.loops, initial_view.open_loops()):
         if open_ids not in views:
@@ -107,14 +111,6 @@ def _item_info(views) -> dict[str, dict]:
 def _loop_info(loops: dict[str, Loop]) -> dict[str, dict]:
     return {loop_id: {"title": loop.title, "steps": loop.steps, "parent": loop.parent}
             for loop_id, loop in loops.items()}
-
-
-def _ancestors(loops: dict[str, Loop], loop_id: str) -> list[str]:
-    chain, parent = [], loops[loop_id].parent
-    while parent is not None and parent not in chain:
-        chain.append(parent)
-        parent = loops[parent].parent if parent in loops else None
-    return chain
 
 
 def _script_json(data) -> str:

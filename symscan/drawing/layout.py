@@ -35,7 +35,17 @@ from symscan.drawing.model import (
     Loop,
     View,
 )
-from symscan.drawing.text import FONT_SIZE, PAD_X, PAD_Y, SMALL_FONT_SIZE, item_size, shorten, text_size
+from symscan.drawing.text import (
+    FONT_SIZE,
+    PAD_X,
+    PAD_Y,
+    SMALL_FONT_SIZE,
+    esc,
+    item_size,
+    shorten,
+    strip_controls,
+    text_size,
+)
 
 MARGIN = 12.0           # px around the picture
 EDGE_LABEL_PAD = 2.0    # px reserved around an edge label's text
@@ -66,13 +76,14 @@ GRAPH_ATTRS = {
 
 
 def _quote(value: str) -> str:
+    """A DOT double-quoted string (graphviz then reads ``\\`` as a backslash, ``\\n`` as a new line)."""
+    value = strip_controls(value)
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def _html(text: str) -> str:
     """Text inside an HTML-like label: entities escaped, lines broken with <BR/>."""
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    return '<BR ALIGN="CENTER"/>'.join(escaped.split("\n"))
+    return '<BR ALIGN="CENTER"/>'.join(esc(line) for line in text.split("\n"))
 
 
 def _fixed_cell(lines: list[tuple[str, float]], width: float, height: float, align: str = "CENTER") -> str:
@@ -83,7 +94,8 @@ def _fixed_cell(lines: list[tuple[str, float]], width: float, height: float, ali
 
 
 def _attrs(attrs: dict[str, str]) -> str:
-    return ", ".join(f"{k}={v if v.startswith('<') else _quote(v)}" for k, v in attrs.items())
+    """``k="v", ...`` with every value quoted but ``label``, which is always an HTML label ``<...>``."""
+    return ", ".join(f"{k}={v if k == 'label' else _quote(v)}" for k, v in attrs.items())
 
 
 def drawn_loops(view: View) -> list[str]:
@@ -178,7 +190,7 @@ def label_node(index: int) -> str:
     return f"l{index}"
 
 
-def _edge_lines(view: View, index: int, names: _Names, homes: dict) -> tuple[list[str], str | None]:
+def _edge_lines(view: View, index: int, names: _Names) -> tuple[list[str], str | None]:
     """DOT for edge ``index``, and the DOT line of its label node (if labelled).
 
     A label is a node of its own (``l<index>``) the edge passes through: dot keeps it clear of
@@ -222,7 +234,7 @@ def to_dot(view: View) -> str:
         members.setdefault(home, []).append(names.items[item_id])
     edge_lines, label_lines = [], []
     for index, edge in enumerate(view.edges):
-        lines, node = _edge_lines(view, index, names, homes)
+        lines, node = _edge_lines(view, index, names)
         edge_lines += lines
         if node is not None:
             label_lines.append(node)

@@ -12,22 +12,14 @@ Hovering an item shows its details (``<title>``, the viewer's native tooltip).
 from __future__ import annotations
 
 import math
-import re
 
 from symscan.drawing.geometry import Box, Layout, PlacedEdge, PlacedItem, PlacedLoop
 from symscan.drawing.layout import EDGE_COLOURS, KIND_COLOURS, LOOP_COLOURS, STATUS_COLOURS, loop_title
 from symscan.drawing.model import LOOP, OP, PORT_IN, PORT_OUT, RECURRENCE, REMOVED
-from symscan.drawing.text import FONT_FAMILY, FONT_SIZE, LINE_HEIGHT, SMALL_FONT_SIZE, text_size
+from symscan.drawing.text import FONT_FAMILY, FONT_SIZE, LINE_HEIGHT, SMALL_FONT_SIZE, esc, text_size
 
 TEXT_COLOUR, MUTED_TEXT = "#1f2328", "#59636e"
 LEGEND_HEIGHT = 26.0
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
-
-
-def esc(text: str) -> str:
-    """``text`` safe inside XML text and double-quoted attributes."""
-    text = _CONTROL.sub("", str(text))
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
 def _num(value: float) -> str:

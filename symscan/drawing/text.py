@@ -1,8 +1,15 @@
 """Text metrics shared by the layout (which sizes boxes) and the renderers (which print the
 labels), so a label always fits its box. Labels are set in a monospace font, whose width
-per character is known without measuring: 0.6 em (DejaVu Sans Mono, Liberation Mono, Courier)."""
+per character is known without measuring: 0.6 em (DejaVu Sans Mono, Liberation Mono, Courier).
+Also the one escaping both sides use: graphviz's HTML labels and our SVG are both XML."""
 
 from __future__ import annotations
+
+import re
+
+# C0 controls other than tab, newline and carriage return: not allowed in XML at all (graphviz
+# then writes JSON that does not parse), so they are dropped rather than escaped
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 FONT_FAMILY = "DejaVu Sans Mono, Liberation Mono, Menlo, Consolas, monospace"
 FONT_SIZE = 12.0          # px, item labels
@@ -30,3 +37,14 @@ def item_size(label: str, badge: str = "") -> tuple[float, float]:
 def shorten(text: str, limit: int = 28) -> str:
     """One label line at most ``limit`` characters, cut with an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without the control characters XML (and graphviz) cannot carry."""
+    return _CONTROL.sub("", str(text))
+
+
+def esc(text: str) -> str:
+    """``text`` safe inside XML text and double-quoted attributes (SVG, graphviz HTML labels)."""
+    text = strip_controls(text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")

@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -205,7 +205,7 @@ def _user_line() -> tuple[str, int] | None:
 
 
 @contextlib.contextmanager
-def compiling():
+def compiling() -> Iterator[None]:
     """Nodes built inside (by rewrites and backends) record no user line."""
     global _recording_lines
     saved, _recording_lines = _recording_lines, False
@@ -274,7 +274,7 @@ def set_html_renderer(renderer: Callable) -> None:
     _html_renderer = renderer
 
 
-def html_of(obj) -> str | None:
+def html_of(obj: object) -> str | None:
     """The registered interactive picture of ``obj`` (None when no renderer is available)."""
     return _html_renderer(obj) if _html_renderer is not None else None
 

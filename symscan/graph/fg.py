@@ -55,14 +55,15 @@ class FunctionGraph:
         self.clients[var].append((OUTPUT, len(self.outputs)))
         self.outputs.append(var)
 
-    def _import(self, var: Variable) -> None:
+    def _import(self, var: Variable) -> list[Apply]:
         """Add ``var`` and the nodes computing it; roots must be inputs, constants or shared.
+        Returns the nodes that were new to the graph.
 
         Roots are checked before anything is added, so a MissingInputError leaves the graph
         as it was.
         """
         if var in self.clients:
-            return
+            return []
         nodes = toposort([var], stop_at=self.clients.keys())
         for node in nodes:
             for inp in node.inputs:
@@ -77,6 +78,7 @@ class FunctionGraph:
         if var not in self.clients:
             self._check_root(var)
             self.clients[var] = []
+        return nodes
 
     def _check_root(self, var: Variable) -> None:
         if var.owner is None and not isinstance(var, (Constant, SharedVariable)) and var not in self.inputs:
@@ -109,8 +111,7 @@ class FunctionGraph:
         if old.type != new.type and (not hasattr(old.type, "conflicts_with") or old.type.conflicts_with(new.type)):
             raise TypeError(f"cannot replace {describe(old)} by {describe(new)}"
                             f"{f' ({reason})' if reason else ''}: the types differ")
-        self._import(new)
-        _inherit_built_at(old, new)
+        _inherit_built_at(old, self._import(new))
         for client, position in list(self.clients[old]):
             if client == OUTPUT:
                 self.outputs[position] = new
@@ -175,7 +176,11 @@ class FunctionGraph:
         return f"FunctionGraph({self.inputs} -> {self.outputs}, {len(self.apply_nodes)} nodes)"
 
 
-def _inherit_built_at(old: Variable, new: Variable) -> None:
-    """A rewrite's replacement keeps the user line of what it replaces (pictures show it)."""
-    if old.owner is not None and new.owner is not None and "built_at" in old.owner.tag:
-        new.owner.tag.setdefault("built_at", old.owner.tag["built_at"])
+def _inherit_built_at(old: Variable, new_nodes: list[Apply]) -> None:
+    """The nodes a rewrite adds in place of ``old`` keep the user line that built ``old``: the
+    compiler records none of its own (``compiling()``), and hovering a compiled function's node
+    should still say which line of the user's code it comes from."""
+    where = old.owner.tag.get("built_at") if old.owner is not None else None
+    if where is not None:
+        for node in new_nodes:
+            node.tag.setdefault("built_at", where)

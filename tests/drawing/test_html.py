@@ -114,3 +114,22 @@ def test_names_are_escaped_everywhere():
     inline = render_inline(drawing)
     assert "<b>" not in inline
     assert html.unescape(re.search(r'srcdoc="([^"]*)"', inline).group(1)) == render_page(drawing)
+
+
+@pytest.mark.parametrize("suffix", [".svg", ".png", ".html", ".dot"])
+def test_draw_writes_the_format_its_path_names(rnn, tmp_path, suffix):
+    path = tmp_path / f"rnn{suffix}"
+    assert ss.draw(rnn[0], path) == str(path)
+    data = path.read_bytes()
+    assert {".svg": b"<svg", ".png": b"\x89PNG", ".html": b"<!DOCTYPE html>", ".dot": b"digraph"}[suffix] in data[:200]
+
+
+@pytest.mark.parametrize("path, error, words", [
+    ("graph.jpg", ValueError, r"suffix must be one of \.svg, \.png, \.html, \.dot, got \.jpg; name the file e\.g\. "
+                              r"graph\.svg"),
+    ("graph", ValueError, "got none"),
+    (5, TypeError, r"path must be a file name .* got int"),
+])
+def test_a_bad_path_is_refused_with_what_would_do(rnn, tmp_path, path, error, words):
+    with pytest.raises(error, match=words):
+        ss.draw(rnn[0], path)

@@ -12,7 +12,7 @@ from drawing_checks import assert_readable, nested_view, outside_their_loop, rnn
 
 from symscan.drawing import engine as engines
 from symscan.drawing.layout import lay_out, to_dot
-from symscan.drawing.model import Item
+from symscan.drawing.model import Edge, Item, Loop
 from symscan.drawing.png import PNG_SIGNATURE, render_png
 from symscan.drawing.svg import render_svg
 
@@ -60,6 +60,15 @@ def test_without_any_engine_the_error_says_what_to_install(monkeypatch):
 def test_an_unknown_engine_is_refused_by_name():
     with pytest.raises(ValueError, match="engine: expected"):
         engines.find_engine(prefer="neato")
+
+
+@pytest.mark.parametrize("kind", [engines.PYGRAPHVIZ, engines.BINARY])
+def test_a_dot_failure_is_a_runtime_error_with_graphviz_words(kind):
+    engine = engines.find_engine(prefer=kind)
+    if engine.kind != kind:
+        pytest.skip(f"no {kind} engine here")
+    with pytest.raises(RuntimeError, match=r"could not lay the picture out .*syntax error.*ss\.to_dot"):
+        engines.run_dot("digraph { a -> }", engine=engine)
 
 
 def test_graphviz_warnings_stay_off_stderr(capfd):
@@ -162,6 +171,19 @@ def test_svg_escapes_text_and_marks_statuses():
     assert any(g.get("class") == "legend" for g in root.iter(SVG + "g"))  # 'out' is added
     closed = [g for g in root.iter(SVG + "g") if g.get("data-id") == "L"]
     assert closed[0].get("data-loop-id") == "L" and "kind-loop" in closed[0].get("class")
+
+
+def test_markup_quotes_backslashes_and_control_characters_in_any_text_reach_every_format():
+    nasty = 'a<b>&c"d\\N]}\x01</script>'
+    view = rnn_view(open_loop=True)
+    view.loops["<L>"] = Loop("<L>", nasty, nasty, open=True)
+    view.add(Item(nasty, "op", nasty + "\n" + nasty, badge=nasty, loop="<L>"))
+    view.edges.append(Edge("x", nasty, label=nasty))
+    layout = lay_out(view)  # graphviz would write JSON that does not parse if \x01 reached it
+    root = ET.fromstring(render_svg(layout))
+    texts = ["".join(t.itertext()) for t in root.iter(SVG + "text")]
+    assert 'a<b>&c"d\\N]}</script>' in texts
+    assert render_png(layout).startswith(PNG_SIGNATURE)
 
 
 def test_png_is_a_png():

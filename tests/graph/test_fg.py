@@ -307,3 +307,18 @@ def test_check_catches_missing_output_records():
 def test_repr_mentions_node_count():
     x, y, a, b, c, fg = _fg()
     assert "3 nodes" in repr(fg)
+
+
+def test_nodes_a_replacement_brings_in_keep_the_user_line_of_what_they_replace():
+    from symscan.graph.basic import compiling
+
+    x = T.vector("x")
+    y = T.exp(x) * 2.0
+    line = y.owner.tag["built_at"]
+    assert line[0] == __file__
+    fg = FunctionGraph([x], [y], clone=False)
+    with compiling():  # as a rewrite does: the compiler's own nodes record no line
+        new = T.log(T.exp(x) + 1.0)
+    assert all("built_at" not in n.tag for n in toposort([new]))
+    fg.replace(fg.outputs[0], new)
+    assert {n.tag.get("built_at") for n in toposort([new])} == {line}

@@ -382,6 +382,7 @@
       markMatches();
       el = itemElement(id);
     }
+    if (!el && data.loops[id]) el = loopElement(id); // a loop found by name, drawn open: its frame
     if (el) centreOn(el);
   }
 
