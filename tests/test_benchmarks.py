@@ -90,3 +90,11 @@ def test_filter_reverse_loops_match_central_differences(name):
             down[position][index] -= 1e-6
             numeric[index] = (forward(*up)[0] - forward(*down)[0]) / 2e-6
         np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-7 * np.abs(grad).max())
+
+
+def test_drawing_benchmark_graph_has_about_500_nodes():
+    """benchmarks/drawing.py times ss.draw on a real graph of the issue's size (no timing here)."""
+    from benchmarks.drawing import node_count, stacked_rnn_gradient
+
+    outer, inner = node_count(stacked_rnn_gradient())
+    assert inner > 0 and 450 <= outer + inner <= 650, (outer, inner)

@@ -34,14 +34,25 @@ def test_committed_notebook_has_its_outputs(path):
     code = [c for c in notebook.cells if c.cell_type == "code"]
     assert code and all(c.get("execution_count") for c in code), "commit the notebook executed"
     kinds = {kind for c in code for o in c.outputs for kind in o.get("data", {})}
+    graphs = [o for c in code for o in c.outputs
+              if o.get("data", {}).get("text/html", "").startswith('<iframe class="symscan-drawing"')]
     if path.stem in ("01_scan_tour", "02_rewrites"):
-        assert "image/png" in kinds and "text/latex" in kinds
-    if path.stem in ("02_rewrites", "04_gradients", "05_state_space"):
+        assert "text/latex" in kinds
+    if path.stem in ("01_scan_tour", "02_rewrites", "04_gradients", "05_state_space"):
+        assert graphs, "the interactive graph view (ss.draw in an iframe)"
+    if path.stem in ("01_scan_tour", "02_rewrites", "04_gradients"):
+        static = [o["data"]["image/svg+xml"] for c in code for o in c.outputs if "image/svg+xml" in o.get("data", {})]
+        # a static picture of a loop, for repository hosts (which do not run the iframe)
+        assert static and all("<svg" in s and "scan " in s for s in static)
+    if path.stem == "02_rewrites":
+        assert len(graphs) >= 3  # as written, optimised, and what the rewrites moved
         assert "text/html" in kinds  # the rewrite report as a table
     if path.stem == "04_gradients":
-        assert "image/png" in kinds  # the loss curve, the learned signal, the backward loop
+        assert len(graphs) >= 2  # the backward loop alone, the gradient function with both loops
+        assert "image/png" in kinds  # the loss curve and the learned signal
+        assert "text/html" in kinds  # the rewrite report
     if path.stem == "05_state_space":
         pictures = [o for c in code for o in c.outputs if "image/png" in o.get("data", {})]
-        tables = [o for c in code for o in c.outputs if "text/html" in o.get("data", {})]
+        tables = [o for c in code for o in c.outputs if "<table" in o.get("data", {}).get("text/html", "")]
         assert len(pictures) >= 2  # the loss curve, the filtered states with their bands
         assert len(tables) >= 2  # fitted against true parameters, the loop's rewrite report

@@ -59,3 +59,24 @@ def test_readme_lists_exactly_the_imported_onnx_ops():
     rows = [line for line in table.splitlines()[2:] if line.startswith("| ") and not line.startswith("| not imported")]
     listed = {entry.split(" (")[0] for row in rows[:5] for entry in row.split(" | ")[1].rstrip(" |").split(", ")}
     assert listed == set(ss.onnx.supported_ops())
+
+
+def _svg_labels(path) -> list[str]:
+    import xml.etree.ElementTree as ET
+
+    texts = ET.parse(path).getroot().iter("{http://www.w3.org/2000/svg}text")
+    return sorted("".join(t.itertext()) for t in texts)
+
+
+def test_readme_picture_is_current(tmp_path):
+    """The README's picture (docs/rnn_gradient.svg) is what ``ss.draw`` draws today: redrawn into
+    tmp_path, it carries the same labels (``python -m benchmarks.drawing --picture
+    docs/rnn_gradient.svg`` redraws the committed one)."""
+    from benchmarks.drawing import PICTURE, write_picture
+
+    assert f"]({PICTURE.relative_to(README.parent)})" in README.read_text()
+    fresh = write_picture(tmp_path / "rnn_gradient.svg")
+    labels = _svg_labels(fresh)
+    loops = [label for label in labels if "scan · T steps" in label]
+    assert len(loops) == 2 and any(label.startswith("grad of scan") for label in loops), labels  # both loops, closed
+    assert labels == _svg_labels(PICTURE), "redraw it: python -m benchmarks.drawing --picture docs/rnn_gradient.svg"

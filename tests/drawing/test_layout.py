@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -191,14 +190,10 @@ def test_png_is_a_png():
     assert data.startswith(PNG_SIGNATURE) and len(data) > 1000
 
 
-# ---------------------------------------------------------------- speed (the issue's requirement)
-def test_500_items_lay_out_and_render_within_a_second():
+# ---------------------------------------------------------------- a large picture (its speed: benchmarks/drawing.py)
+def test_500_items_lay_out_readably():
     view = synthetic_view(500)
     assert len(view.items) == 500 and len(view.loops) == 2
-    render_svg(lay_out(view))  # warm-up
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        render_svg(lay_out(view))
-        times.append(time.perf_counter() - start)
-    assert min(times) < 1.0, f"500 items took {min(times):.2f} s at best (issue 24: under a second)"
+    layout = lay_out(view)
+    assert_readable(layout)
+    assert render_svg(layout).count("<text") >= 500
