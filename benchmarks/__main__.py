@@ -252,9 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     old = Path(args.markdown).read_text() if Path(args.markdown).exists() else ""
     if args.grad:  # replace the G section, keep the W tables
         text = grad_workloads.replace_section(old or INTRO, grad_workloads.markdown(rows, args.quick))
-    else:  # replace the W tables, keep the G section
+    else:  # replace the W tables, keep the G section and the sections after it (drawing)
         compiled = compile_times.markdown(compile_rows) if compile_rows else ""
-        text = INTRO + markdown(rows, memory, args.quick) + compiled + grad_workloads.section_of(old)
+        text = INTRO + markdown(rows, memory, args.quick) + compiled + grad_workloads.sections_from_gradients(old)
     Path(args.markdown).write_text(text)
     print(Path(args.markdown).read_text())
     return 0

@@ -259,12 +259,32 @@ def markdown(rows: list[dict], quick: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _section_bounds(text: str) -> tuple[int, int]:
+    """Where the G section starts and ends (at the next ``## `` heading, or the end): -1, -1 if absent."""
+    at = text.find(HEADING)
+    if at < 0:
+        return -1, -1
+    end = text.find("\n## ", at + len(HEADING))
+    return at, (len(text) if end < 0 else end + 1)
+
+
 def section_of(text: str) -> str:
     """The G section of a README text (with the blank line before it), or ""."""
+    at, end = _section_bounds(text)
+    return "" if at < 0 else "\n" + text[at:end].rstrip("\n") + "\n"
+
+
+def sections_from_gradients(text: str) -> str:
+    """The G section and every section after it (with the blank line before), or "": what a
+    forward run keeps when it rewrites the W tables above them."""
     at = text.find(HEADING)
     return "" if at < 0 else "\n" + text[at:]
 
 
 def replace_section(text: str, section: str) -> str:
-    at = text.find(HEADING)
-    return (text if at < 0 else text[:at]).rstrip("\n") + "\n\n" + section
+    """``text`` with its G section replaced by ``section`` (appended when absent); later sections stay."""
+    at, end = _section_bounds(text)
+    if at < 0:
+        return text.rstrip("\n") + "\n\n" + section
+    rest = text[end:]
+    return text[:at].rstrip("\n") + "\n\n" + section.rstrip("\n") + ("\n\n" + rest if rest else "\n")

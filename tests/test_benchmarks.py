@@ -69,6 +69,10 @@ def test_gradient_section_replaces_only_itself():
     readme = grad_workloads.replace_section("# Benchmarks\n\n| W1 | 1 |\n", section)
     assert readme.startswith("# Benchmarks\n\n| W1 | 1 |\n\n") and grad_workloads.section_of(readme) == "\n" + section
     assert grad_workloads.replace_section(readme, section) == readme
+    later = readme + "\n## Drawing\n\nkept\n"  # a section after G survives both kinds of run
+    assert grad_workloads.replace_section(later, section) == later
+    assert grad_workloads.section_of(later) == "\n" + section
+    assert grad_workloads.sections_from_gradients(later).endswith("## Drawing\n\nkept\n")
 
 
 def test_the_suite_has_the_filters_forward_and_gradient():

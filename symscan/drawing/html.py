@@ -17,7 +17,7 @@ from importlib import resources
 from itertools import combinations
 from typing import TYPE_CHECKING
 
-from symscan.drawing.model import Loop, View
+from symscan.drawing.model import REMOVED, Loop, View
 
 if TYPE_CHECKING:
     from symscan.drawing import Drawing
@@ -61,8 +61,9 @@ def render_inline(drawing: Drawing) -> str:
 
 
 def state_sets(loops: dict[str, Loop], initial: frozenset[str] = frozenset()) -> list[frozenset[str]]:
-    """The open-loop sets the page precomputes (``initial`` always among them), smallest first."""
-    ids, tree = sorted(loops), View(loops=loops)
+    """The open-loop sets the page precomputes (``initial`` always among them), smallest first.
+    A loop the rewrites removed (a diff's REMOVED loop) has no body to open: it stays closed."""
+    ids, tree = sorted(k for k, loop in loops.items() if loop.status != REMOVED), View(loops=loops)
     above = {loop_id: set(tree.ancestors(loop_id)) for loop_id in ids}
     if len(ids) <= ALL_SUBSETS_UP_TO:
         sets = {frozenset(subset) for n in range(len(ids) + 1) for subset in combinations(ids, n)

@@ -133,3 +133,17 @@ def test_draw_writes_the_format_its_path_names(rnn, tmp_path, suffix):
 def test_a_bad_path_is_refused_with_what_would_do(rnn, tmp_path, path, error, words):
     with pytest.raises(error, match=words):
         ss.draw(rnn[0], path)
+
+
+def test_a_diff_page_keeps_a_loop_the_rewrites_removed_closed(tmp_path):
+    """W3's running sum becomes a cumulative sum: the diff draws the removed loop as a closed
+    box, and the page offers no state that opens it (there is no body left to open)."""
+    x = T.vector("x")
+    total, _ = ss.scan(lambda v, s: s + v, sequences=x, outputs_info=T.constant(0.0), name="total")
+    f = ss.function([x], total)
+    drawing = ss.draw(f, rewrites="diff")
+    removed = [k for k, loop in drawing.view().loops.items() if loop.status == "removed"]
+    assert removed, "the rewrites should have removed the running-sum loop"
+    path = ss.draw(f, str(tmp_path / "diff.html"), rewrites="diff")
+    page = (tmp_path / "diff.html").read_text()
+    assert path.endswith("diff.html") and all(f'"{k}"' in page for k in removed)
