@@ -7,8 +7,18 @@ Theano loop code ports by changing its imports::
 """
 
 from symscan import Lop, Rop, config, grad, shared
-from symscan.compat.theano import (compile, d3viz, gradient, ifelse, printing, sandbox, scalar, scan_module, tensor,
-                                   tests)
+from symscan.compat.theano import (
+                                   compile,
+                                   d3viz,
+                                   gradient,
+                                   ifelse,
+                                   printing,
+                                   sandbox,
+                                   scalar,
+                                   scan_module,
+                                   tensor,
+                                   tests,
+)
 from symscan.compat.theano.cloning import clone
 from symscan.compat.theano.compile import In, Out, Param, function
 from symscan.compat.theano.scan_module import scan_checkpoints
