@@ -1,6 +1,7 @@
 """The notebooks run top to bottom (each in under 60 s) and their committed copies carry
 their outputs, pictures included, so they read on a repository host without running."""
 
+import re
 import time
 from pathlib import Path
 
@@ -16,9 +17,33 @@ def test_the_five_notebooks_exist():
                                            "04_gradients.ipynb", "05_state_space.ipynb"]
 
 
+# Run after a notebook's own cells: every compiled function and drawing the notebook made, laid
+# out closed and open, passes the geometry checks of tests/drawing (issue 24's "every graph of
+# the notebooks").
+GEOMETRY_CELL = """
+import sys
+sys.path.insert(0, {support!r})
+from drawing_checks import geometry_problems
+from symscan.compile.function import Function
+from symscan.drawing import Drawing
+_checked, _problems = 0, []
+for _name, _value in list(globals().items()):
+    if isinstance(_value, (Function, Drawing)):
+        _obj, _options = (_value, {{}}) if isinstance(_value, Function) else (
+            _value.obj, {{"plumbing": _value.plumbing, "rewrites": _value.rewrites}})
+        for _loops in ("closed", "open"):
+            _problems += [f"{{_name}} ({{_loops}}): {{p}}" for p in
+                          geometry_problems(Drawing(_obj, loops=_loops, **_options).layout)]
+            _checked += 1
+print(f"geometry: {{_checked}} pictures, {{len(_problems)}} problems", *_problems[:20], sep="\\n")
+"""
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs_without_errors(path, tmp_path):
+def test_notebook_runs_without_errors_and_its_graphs_draw_readably(path, tmp_path):
     notebook = nbformat.read(path, as_version=4)
+    support = str(Path(__file__).resolve().parent / "support")
+    notebook.cells.append(nbformat.v4.new_code_cell(GEOMETRY_CELL.format(support=support)))
     client = NotebookClient(notebook, timeout=60, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}})
     start = time.perf_counter()
@@ -26,6 +51,9 @@ def test_notebook_runs_without_errors(path, tmp_path):
     assert time.perf_counter() - start < 60
     errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors, errors
+    report = "".join(o.get("text", "") for o in notebook.cells[-1].outputs)
+    checked, problems = (int(n) for n in re.match(r"geometry: (\d+) pictures, (\d+) problems", report).groups())
+    assert checked >= 2 and problems == 0, report
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
