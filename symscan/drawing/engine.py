@@ -123,5 +123,6 @@ def _dot_failed(engine: Engine, what: str) -> RuntimeError:
 
 
 def layout_json(source: str, engine: Engine | None = None) -> dict:
-    """dot's layout of ``source`` as parsed ``-Tjson``: bounding box, clusters, nodes, splines."""
-    return json.loads(run_dot(source, "json", engine))
+    """dot's layout of ``source`` as parsed ``-Tjson0`` (json without the xdot drawing operations,
+    which nothing reads, and 5-10x faster to write): bounding box, clusters, nodes, splines."""
+    return json.loads(run_dot(source, "json0", engine))

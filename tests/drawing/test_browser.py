@@ -238,3 +238,35 @@ def test_console_has_no_errors_and_nothing_was_fetched(browser, page):
     assert not severe, severe
     fetched = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     assert not [url for url in fetched if not url.startswith("data:")], fetched
+
+
+def test_the_gradient_fits_one_full_hd_screen_with_every_label_readable(browser, page):
+    """Issue 24's 'done when': drawn with defaults (loops closed), the README RNN's gradient fits
+    a 1920x1080 window after 'fit', and every label's text stays at least 10 px tall."""
+    browser.set_window_size(1920, 1080)
+    try:
+        browser.execute_script("window.dispatchEvent(new Event('resize'))")
+        _click_to_state(browser, [])
+        _fit(browser)
+        port = _viewport(browser)
+        texts = browser.execute_script("""
+            return [...document.querySelectorAll('.ss-stage .item text')].map((el) => {
+              const r = el.getBoundingClientRect(); return {x: r.left, y: r.top, w: r.width, h: r.height};});""")
+        assert len(texts) >= 10
+        for box in texts:
+            assert box["h"] >= 10, box  # 12 px labels shown at 80% or more
+            assert port["x"] - 1 <= box["x"] and box["x"] + box["w"] <= port["x"] + port["w"] + 1, (box, port)
+            assert port["y"] - 1 <= box["y"] and box["y"] + box["h"] <= port["y"] + port["h"] + 1, (box, port)
+        _screenshot(browser, "rnn_gradient_closed_1920x1080.png")
+    finally:
+        browser.set_window_size(*WINDOW)
+
+
+def _click_to_state(browser, open_ids: list[str]) -> None:
+    """Close every open loop, then open ``open_ids`` (by clicking, as a user would)."""
+    for loop_id in reversed(_open_loops(browser)):
+        if loop_id in _open_loops(browser):
+            _click_loop(browser, loop_id)
+    for loop_id in open_ids:
+        _click_loop(browser, loop_id)
+    assert sorted(_open_loops(browser)) == sorted(open_ids)
