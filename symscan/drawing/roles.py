@@ -25,9 +25,14 @@ def _strip_initial(name: str) -> str:
     return stripped[1] if stripped else name
 
 
-def base_name(label: str, outer: Variable | None = None, sequence: bool = False) -> tuple[str, str]:
-    """(name, time index found in the label or "") of a loop entry, short."""
+def base_name(label: str, outer: Variable | None = None, sequence: bool = False,
+              parameter: str | None = None) -> tuple[str, str]:
+    """(name, time index found in the label or "") of a loop entry, short. ``parameter`` (the
+    name fn received the entry as) names an entry whose outer value has no name."""
     label = label or ""
+    if parameter and not re.search(r"'[^']+'", label) and not (outer is not None and outer.name) \
+            and not label.startswith("pushed "):
+        return _strip_step_suffix(parameter), ""
     quoted = re.search(r"'([^']+)'(\[[^\]]*\])?", label)
     if quoted:
         name = _strip_initial(quoted[1]) if "initial" in label else quoted[1]
@@ -46,6 +51,17 @@ def base_name(label: str, outer: Variable | None = None, sequence: bool = False)
         short = {"sequences": "seq", "outputs_info": "out", "non_sequences": "arg", "output": "out"}[numbered[1]]
         return f"{short}{numbered[2]}", ""
     return short_role(re.sub(r"\s*\(saved\)", "", label)), ""
+
+
+def _strip_step_suffix(name: str) -> str:
+    """x_t -> x, h_tm1 -> h, a_prev -> a: the port label adds the time index itself."""
+    stripped = re.fullmatch(r"(.+?)_(?:t|tm\d+|tp\d+|prev|previous|next)", name)
+    return stripped[1] if stripped else name
+
+
+def _parameter(variables) -> str | None:
+    """The fn parameter name recorded on the first of an entry's inner variables, if any."""
+    return next((v.tag.get("parameter") for v in variables if v.tag.get("parameter")), None)
 
 
 def short_role(text: str, width: int = 14) -> str:
@@ -92,7 +108,7 @@ class LoopRoles:
 def loop_roles(args: ScanArgs) -> LoopRoles:
     roles = LoopRoles(outer_inputs=[("n_steps", "n_steps")])
     for s in args.sequences:
-        name, index = base_name(s.label, s.outer, sequence=True)
+        name, index = base_name(s.label, s.outer, sequence=True, parameter=_parameter(s.inner))
         ports = [_indexed(name, index or tap_text(t)) if len(s.taps) == 1 or not index else
                  f"{_indexed(name, index)}{tap_text(t)[1:]}" for t in s.taps]
         roles.inner_inputs += [("seq", p) for p in ports]
@@ -100,7 +116,7 @@ def loop_roles(args: ScanArgs) -> LoopRoles:
     recurrent_inputs = len(roles.inner_inputs)
     for r in args.recurrent:
         kind = "mit-sot" if r in args.mit_sot else "sit-sot"
-        name, _ = base_name(r.label, None)
+        name, _ = base_name(r.label, None, parameter=_parameter(r.inner_in))
         ports = [_indexed(name, tap_text(t)) for t in r.taps]
         roles.inner_inputs += [(kind, p) for p in ports]
         roles.outer_inputs.append((kind, ", ".join(ports)))
@@ -109,7 +125,7 @@ def loop_roles(args: ScanArgs) -> LoopRoles:
         roles.inner_inputs.append(("shared", f"{name} (shared)"))
         roles.outer_inputs.append(("shared", f"{name} (shared)"))
     for n in args.non_seqs:
-        name = base_name(n.label, n.outer)[0]
+        name = base_name(n.label, n.outer, parameter=_parameter([n.inner]))[0]
         roles.inner_inputs.append(("non-seq", f"{name} (non-seq)"))
         roles.outer_inputs.append(("non-seq", f"{name} (non-seq)"))
     _outputs(args, roles, recurrent_inputs)
@@ -120,7 +136,7 @@ def _outputs(args: ScanArgs, roles: LoopRoles, first_recurrent_input: int) -> No
     position = first_recurrent_input
     for out_index, entry in enumerate(args.buffered):
         kind = "mit-sot" if entry in args.mit_sot else "sit-sot" if entry in args.sit_sot else "nit-sot"
-        name, index = base_name(entry.label, None)
+        name, index = base_name(entry.label, None, parameter=_parameter(getattr(entry, "inner_in", [])))
         roles.inner_outputs.append((kind, _indexed(name, index or "t")))
         roles.outer_outputs.append(name)  # the loop box lists the kinds
         if kind != "nit-sot":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -49,6 +51,9 @@ def scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None, n_
     if steps is not None and static_int(steps) == 1:  # a root int64 variable has no .data
         return scan_one_step(fn, seqs, outs, non_seqs, backwards, strict, return_list, name)
     placeholders = _placeholders(seqs, outs)
+    parameters = _parameter_names(fn, sum(len(g) for g in placeholders) + len(non_seqs))
+    for var, parameter in zip((v for group in placeholders for v in group), parameters):
+        var.tag["parameter"] = parameter
     trace = call_fn(fn, [v for group in placeholders for v in group] + non_seqs, argument_roles(seqs, outs, non_seqs))
     check_output_count(trace, outs)
     recurrent_outputs = checked_outputs(trace, outs)
@@ -56,6 +61,7 @@ def scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None, n_
     if strict:
         check_strict(trace, non_seqs, fn)
     args = _build_args(trace, seqs, outs, placeholders, non_seqs, recurrent_outputs, steps, backwards, name)
+    _tag_non_sequences(args, non_seqs, parameters[len(parameters) - len(non_seqs):] if non_seqs else [])
     args.profile = bool(profile)
     args.truncate_gradient = truncate_gradient
     node = args.to_node()
@@ -84,6 +90,28 @@ def _placeholders(seqs: list[SequenceSpec], outs: list[OutputSpec]) -> list[list
         state = out.initial.type if out.kind == "sit_sot" else out.initial.type.clone(shape=out.initial.type.shape[1:])
         groups.append([state.make_variable(name=_tap_name(out.name, tap)) for tap in out.taps])
     return groups
+
+
+def _parameter_names(fn: Callable, count: int) -> list[str | None]:
+    """The names of fn's first ``count`` positional parameters (None past them, or when fn's
+    signature cannot be read): pictures label a loop's unnamed inputs by them."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return [None] * count
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name for p in itertools.takewhile(lambda p: p.kind in positional, parameters)]
+    return (names + [None] * count)[:count]
+
+
+def _tag_non_sequences(args: ScanArgs, non_seqs: list[Variable], parameters: list[str | None]) -> None:
+    """Tag each explicit non-sequence's inner variable with the parameter fn received it as."""
+    first = {}
+    for var, parameter in zip(non_seqs, parameters):
+        first.setdefault(var, parameter)
+    for entry in args.non_seqs:
+        if first.get(entry.outer) is not None:
+            entry.inner.tag["parameter"] = first[entry.outer]
 
 
 def _tap_name(name: str | None, tap: int) -> str | None:

@@ -355,3 +355,25 @@ def test_layout_chain_folds_only_single_reader_values():
     assert "[::-1]" in labels(view, OP) and "T(0,2,1)" in labels(view, OP)
     assert ".T" in labels(build_view(T.matrix("m").T), OP)
     assert "expand dims" in labels(build_view(T.vector("v").dimshuffle("x", 0)), OP)
+
+
+def test_unnamed_loop_inputs_take_the_step_function_parameter_names():
+    """A loop over unnamed expressions is labelled by what fn calls them (suffixes like _t,
+    _tm1, _prev dropped: the port adds the time index); a named outer value keeps its name."""
+    y, T_mat, a0, P0 = T.matrix("y"), T.matrix(), T.vector(), T.matrix()
+
+    def step(y_t, a_prev, P, transition):
+        return T.dot(transition, a_prev) + y_t.sum(), T.dot(transition, P)
+
+    (a_s, _), _ = ss.scan(step, sequences=y, outputs_info=[a0 * 1, P0 * 1], non_sequences=[T_mat * 2])
+    ports = [i.label for i in ss.draw(a_s, loops="open").view().items.values() if i.kind in ("port_in", "port_out")]
+    assert ports == ["y[t]", "a[t-1]", "P[t-1]", "transition (non-seq)", "a[t]", "P[t]"]
+
+
+def test_step_function_parameters_of_a_lambda_with_defaults_and_star_args():
+    """Only fn's leading positional parameters name inputs; *args leaves the rest as before."""
+    x = T.vector("x")
+    s0 = T.scalar()
+    sums, _ = ss.scan(lambda *args: args[0] + args[1], sequences=x, outputs_info=s0 * 1)
+    ports = [i.label for i in ss.draw(sums, loops="open").view().items.values() if i.kind == "port_in"]
+    assert ports[0] == "x[t]" and "args" not in " ".join(ports)
