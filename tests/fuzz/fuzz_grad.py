@@ -458,12 +458,14 @@ def _judge(case: GradCase, mode: str, result, expected, must_fail: bool, may_fai
 
 
 def _reference_class(case: GradCase, mode: str, err: Exception) -> bool:
-    """Whether ``err`` is an error the reference finds in the connected reads, each read alone
+    """Whether ``err`` is an error the reference finds in the cost's reads, each read alone
     (a program with two errors may show either first), optional ones included (``[-1]`` of an
     empty initial value nothing reads): ``IndexError`` for ``[-1]`` of an empty output (in
-    onnxruntime its own error), else scan's ``ValueError``."""
+    onnxruntime its own error), else scan's ``ValueError``. Every read counts, connected or
+    not: the gradient keeps the run-time checks of the whole cost, so a read the gradient does
+    not flow through may still fail first (onnxruntime orders the checks its own way)."""
     messages = []
-    for i in case.connected:
+    for i in case.reads:
         try:
             messages += reference_reads(case.program, [i])[1]
         except ExpectedError as error:
