@@ -62,10 +62,12 @@ def _fast_or_onnx(d: Disagreement) -> bool:
 KNOWN_BUGS: dict[str, KnownBug] = {
     "unrolled-scan-length-check": KnownBug(
         "fast (canonicalize), numba, onnxruntime: the gradient of a one-step scan (n_steps=1 or -1) over a sequence "
-        "too short for its taps returns a value where the forward raises ValueError; "
-        "repros/grad_unrolled_scan_drops_length_check.py",
-        lambda program, d: _fast_or_onnx(d) and d.kind == "result instead of error" and "steps need" in d.detail
-        and _one_step_loop(program)),
+        "too short for its taps returns a value where the forward raises ValueError (or, in onnxruntime, fails "
+        "in its own Gather of the missing row); repros/grad_unrolled_scan_drops_length_check.py",
+        lambda program, d: _fast_or_onnx(d) and _one_step_loop(program) and (
+            (d.kind == "result instead of error" and "steps need" in d.detail)
+            or (d.mode == "onnxruntime" and d.kind == "error differs from the forward"
+                and "InvalidArgument where the forward raises ValueError" in d.detail))),
 }
 
 
@@ -138,6 +140,29 @@ GRAD_REGRESSIONS: list[tuple[str, Program, str | None]] = [
                          return_list=False)),
              reads=(("loop", 0, 0), ("last", ("loop", 0, 1)), ("tail", ("loop", 1, 0), 2), ("last", ("loop", 1, 2))),
              seed=65536), None),
+    ("onnxruntime: a one-step loop's gradient over a sequence too short fails in Gather, not the length check",
+     Program(d=3, inputs=(Input("w0", (3,)), Input("x0", (1,)), Input("h0", (2,), static=True),
+                          Input("h1", (3,), kind="constant"), Input("w1", (), kind="constant"), Input("x1", (3,)),
+                          Input("x2", (2,)), Input("h2", (2, 3), kind="constant"), Input("h3", (2, 3))),
+             loops=(Loop(sequences=(Seq(("v", "x0"), (-1, 0)),),
+                         outputs=(Out("mit", ("add", ("v", "o0@-2"), ("sum", ("v", "o1@-1"))), (), F, ("v", "h0"),
+                                      (-2, -1)),
+                                  Out("sit", ("add", ("v", "o1@-1"), ("add", ("mul", ("c", 0.5),
+                                                                              ("cvec", (0.5, 0.2, -0.1))),
+                                                                       ("tanh", ("v", "w0")))),
+                                      (3,), F, ("v", "h1"), (-1,))),
+                         n_steps=("const", -1), until=("gt", ("minimum", ("v", "s0@-1"), ("v", "s0@-1")), ("c", 0.0)),
+                         return_list=False),
+                    Loop(sequences=(Seq(("v", "x1"), (0,)), Seq(("v", "x2"), (0,)), Seq(("loop", 0, 0), (-1,), True),
+                                    Seq(("loop", 0, 0), (0,))),
+                         outputs=(Out("mit", ("tanh", ("sin", ("v", "o0@-2"))), (3,), F, ("v", "h2"), (-2, -1)),
+                                  Out("mit", ("add", ("add", ("v", "o2@-1"), ("v", "s1@0")),
+                                              ("add", ("v", "o0@-2"), ("v", "o0@-2"))), (3,), F, ("v", "h3"),
+                                      (-1, -2), True),
+                                  Out("mit", ("tanh", ("v", "o0@-2")), (3,), F, ("v", "h3"), (-1, -2), True)),
+                         return_list=False)),
+             reads=(("loop", 0, 0), ("last", ("loop", 0, 1)), ("tail", ("loop", 1, 0), 2), ("last", ("loop", 1, 2))),
+             seed=65536), "unrolled-scan-length-check"),
     # ------------------------------------------------------------------ library bugs, fixed
     # maximum/minimum's pullback masked with eq(saved output, recomputed operand): where the
     # backward loop recomputed the operand with other rounding the gradient was lost (fixed in
