@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from symscan.drawing import Drawing
 
 ALL_SUBSETS_UP_TO = 4     # loops; beyond this the number of states would grow too fast
+LARGE_PICTURE_ITEMS = 200
+"""Items with every loop open above which the page keeps only three states (as asked, all
+closed, all open): each state is one dot layout (0.2-0.7 s at 300 items), and a page of ten
+states of a 500-node gradient took 5.6 s. Opening one loop of such a page opens them all."""
 INLINE_MIN_HEIGHT = 180   # px, the notebook iframe's height bounds
 INLINE_MAX_HEIGHT = 640
 CHROME_HEIGHT = 44        # px, the toolbar and a margin around the picture
@@ -60,12 +64,16 @@ def render_inline(drawing: Drawing) -> str:
             f'srcdoc="{html.escape(page, quote=True)}"></iframe>')
 
 
-def state_sets(loops: dict[str, Loop], initial: frozenset[str] = frozenset()) -> list[frozenset[str]]:
-    """The open-loop sets the page precomputes (``initial`` always among them), smallest first.
-    A loop the rewrites removed (a diff's REMOVED loop) has no body to open: it stays closed."""
+def state_sets(loops: dict[str, Loop], initial: frozenset[str] = frozenset(),
+               large: bool = False) -> list[frozenset[str]]:
+    """The open-loop sets the page precomputes (``initial`` always among them), smallest first;
+    a ``large`` picture keeps all closed and all open only. A loop the rewrites removed (a
+    diff's REMOVED loop) has no body to open: it stays closed."""
     ids, tree = sorted(k for k, loop in loops.items() if loop.status != REMOVED), View(loops=loops)
     above = {loop_id: set(tree.ancestors(loop_id)) for loop_id in ids}
-    if len(ids) <= ALL_SUBSETS_UP_TO:
+    if large:
+        sets = {frozenset(), frozenset(ids)}
+    elif len(ids) <= ALL_SUBSETS_UP_TO:
         sets = {frozenset(subset) for n in range(len(ids) + 1) for subset in combinations(ids, n)
                 if all(above[loop_id] <= set(subset) for loop_id in subset)}
     else:
@@ -85,10 +93,14 @@ def page_html(states: list[State], *, initial: frozenset[str], items: dict, loop
 
 def _state_views(drawing: Drawing, initial_view: View) -> dict[frozenset[str], View]:
     views = {initial_view.open_loops(): initial_view}
-    for open_ids in state_sets(initial_view.loops, initial_view.open_loops()):
+    openable = frozenset(k for k, loop in initial_view.loops.items() if loop.status != REMOVED)
+    if openable and openable not in views:
+        views[openable] = drawing.view(open_loops=openable)
+    large = len(views.get(openable, initial_view).items) > LARGE_PICTURE_ITEMS
+    for open_ids in state_sets(initial_view.loops, initial_view.open_loops(), large):
         if open_ids not in views:
             views[open_ids] = drawing.view(open_loops=open_ids)
-    return views
+    return dict(sorted(views.items(), key=lambda entry: (len(entry[0]), sorted(entry[0]))))
 
 
 def _render_state(open_ids: frozenset[str], layout, view: View) -> State:

@@ -270,3 +270,23 @@ def _click_to_state(browser, open_ids: list[str]) -> None:
     for loop_id in open_ids:
         _click_loop(browser, loop_id)
     assert sorted(_open_loops(browser)) == sorted(open_ids)
+
+
+def test_a_large_page_opens_every_loop_on_a_click_and_closes_them_on_the_next(browser, tmp_path_factory):
+    """A picture over LARGE_PICTURE_ITEMS keeps all closed and all open only: a click on any
+    loop goes to the nearest state that opens it, another click to one that closes it."""
+    from benchmarks.drawing import stacked_rnn_gradient
+
+    path = Path(ss.draw(stacked_rnn_gradient(), tmp_path_factory.mktemp("large") / "large.html"))
+    browser.get(path.as_uri())
+    _wait(browser, "return document.getElementById('ss-graph').dataset.ready === 'true'")
+    data = json.loads(browser.execute_script("return document.getElementById('ss-data').textContent"))
+    assert _open_loops(browser) == [] and len(data["states"]) == 2
+    first = sorted(data["loops"])[0]
+    _click_loop(browser, first)
+    _wait(browser, "return JSON.parse(document.getElementById('ss-graph').dataset.open).length > 0")
+    assert sorted(_open_loops(browser)) == sorted(data["loops"])
+    _click_loop(browser, first)
+    _wait(browser, "return JSON.parse(document.getElementById('ss-graph').dataset.open).length === 0")
+    severe = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not severe, severe

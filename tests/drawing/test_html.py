@@ -9,7 +9,7 @@ import pytest
 
 import symscan as ss
 import symscan.tensor as T
-from symscan.drawing.html import ALL_SUBSETS_UP_TO, render_inline, render_page, state_sets
+from symscan.drawing.html import ALL_SUBSETS_UP_TO, LARGE_PICTURE_ITEMS, render_inline, render_page, state_sets
 from symscan.drawing.model import Loop
 from symscan.scan import Scan
 
@@ -86,6 +86,23 @@ def test_states_of_many_loops_open_one_branch_at_a_time():
     states = state_sets(loops, initial=frozenset({"D", "E"}))
     assert states == [frozenset(), {"A"}, {"D"}, {"E"}, {"A", "B"}, {"D", "E"}, {"A", "B", "C"},
                       {"A", "B", "C", "D", "E"}]
+
+
+def test_a_large_picture_keeps_all_closed_and_all_open_only():
+    loops = _loops({"A": None, "B": "A", "C": None})
+    assert state_sets(loops, large=True) == [frozenset(), {"A", "B", "C"}]
+    assert state_sets(loops, initial=frozenset({"C"}), large=True) == [frozenset(), {"C"}, {"A", "B", "C"}]
+
+
+def test_a_page_of_a_500_node_gradient_lays_out_three_states():
+    """The stacked RNN gradient of benchmarks/drawing.py (8 loops, 324 items open): more items
+    than LARGE_PICTURE_ITEMS, so the page holds all closed and all open (and no per-loop state)."""
+    from benchmarks.drawing import stacked_rnn_gradient
+
+    drawing = ss.draw(stacked_rnn_gradient())
+    assert len(drawing.view(open_loops=drawing.view().loops).items) > LARGE_PICTURE_ITEMS
+    data = page_data(drawing.html())
+    assert [len(s["open"]) for s in data["states"]] == [0, len(data["loops"])] and len(data["loops"]) == 8
 
 
 @pytest.mark.parametrize("what", ["function", "variable", "scan node"])

@@ -111,7 +111,17 @@
     const exact = keyOf(open);
     if (states.has(exact)) return exact;
     const fallback = keyOf(opening ? withAncestors(loopId) : ancestors(loopId));
-    return states.has(fallback) ? fallback : keyOf([]);
+    if (states.has(fallback)) return fallback;
+    return opening ? nearestState(withAncestors(loopId), []) : nearestState([], [loopId]);
+  }
+
+  // A big picture keeps few states (all closed, all open): the smallest one that opens every
+  // loop of ``mustOpen`` and none of ``mustClose``, else all closed.
+  function nearestState(mustOpen, mustClose) {
+    const fits = data.states.filter((s) => mustOpen.every((id) => s.open.includes(id))
+                                          && mustClose.every((id) => !s.open.includes(id)));
+    fits.sort((a, b) => a.open.length - b.open.length);
+    return fits.length ? keyOf(fits[0].open) : keyOf([]);
   }
 
   function loopElement(loopId) {
@@ -377,7 +387,7 @@
     if (!el) { // inside a closed loop: open the loops around it
       const needed = withAncestors(data.items[id].loop);
       const both = keyOf(new Set([...current.open, ...needed]));
-      switchTo(states.has(both) ? both : keyOf(needed));
+      switchTo(states.has(both) ? both : states.has(keyOf(needed)) ? keyOf(needed) : nearestState(needed, []));
       search.index = Math.max(search.matches.indexOf(id), 0);
       markMatches();
       el = itemElement(id);
