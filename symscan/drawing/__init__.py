@@ -43,6 +43,8 @@ class Drawing:
                  rewrites: str | None = None, direction: str | None = None):
         from symscan.drawing.view import check_options
 
+        if isinstance(loops, Iterable) and not isinstance(loops, str):
+            loops = tuple(loops)  # read again at every view(): a generator would be empty the second time
         check_options(obj, loops=loops, plumbing=plumbing, rewrites=rewrites, direction=direction)
         self.obj = obj
         self.loops = loops

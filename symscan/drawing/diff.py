@@ -472,7 +472,8 @@ class _Removed:
             return
         from symscan.drawing.roles import kinds_summary, loop_roles, loop_steps, loop_title
 
-        args, roles = ScanArgs.from_node(node), loop_roles(ScanArgs.from_node(node))
+        args = ScanArgs.from_node(node)
+        roles = loop_roles(args)
         loop = Loop(rid, loop_title(args), loop_steps(args), inputs=list(roles.outer_inputs[1:]),
                     outputs=list(roles.inner_outputs), parent=parent, status=REMOVED)
         self.view.loops[rid] = loop

@@ -43,11 +43,9 @@ def pass_through_label(node: Apply) -> str | None:
 def is_shape_slot(node: Apply, position: int) -> bool:
     """Whether ``node`` reads its input ``position`` only for a shape, a length or a check."""
     op = node.op
-    if isinstance(op, (Shape, StepCount)):
+    if isinstance(op, SHAPE_READERS):
         return True
-    if isinstance(op, (SumToShape, Reshape, SpecifyShape, Assert, AfterChecks, CheckRowShape, CheckStepShape)):
-        return position > 0
-    if isinstance(op, Alloc):
+    if isinstance(op, (SumToShape, Reshape, SpecifyShape, Assert, AfterChecks, CheckRowShape, CheckStepShape, Alloc)):
         return position > 0
     return False  # a loop's step count stays drawn when the user gave it (n_steps=k)
 

@@ -23,6 +23,7 @@ from symscan.drawing.describe import (
     root_label,
     search_text,
     shorten_lines,
+    type_details,
 )
 from symscan.drawing.model import (
     CROSSING,
@@ -42,7 +43,7 @@ from symscan.drawing.model import (
     View,
 )
 from symscan.drawing.plumbing import pass_through_label, plumbing_nodes
-from symscan.drawing.roles import kinds_summary, loop_roles, loop_steps, loop_title
+from symscan.drawing.roles import LoopRoles, kinds_summary, loop_roles, loop_steps, loop_title
 from symscan.drawing.text import shorten
 from symscan.graph.basic import Apply, Constant, SharedVariable, Variable
 from symscan.graph.fg import FunctionGraph
@@ -115,6 +116,12 @@ def _output_label(i: int, var: Variable) -> str:
 def check_options(obj, *, loops="closed", plumbing: bool = False, rewrites: str | None = None,
                   direction: str | None = None) -> None:
     """Raise a clear error for anything ``draw`` cannot do with these arguments."""
+    _check_arguments(obj, plumbing=plumbing, rewrites=rewrites, direction=direction)
+    _open_set(loops, _number_loops(_graph_of(obj).outputs))
+
+
+def _check_arguments(obj, *, plumbing: bool, rewrites: str | None, direction: str | None) -> None:
+    """The checks that need no walk over the graph (the loop names do: ``_open_set``)."""
     if not _drawable(obj):
         raise TypeError(f"draw: obj must be {DRAWABLE}; got {type(obj).__name__}. "
                         "Pass e.g. the output variable, or the function ss.function returned")
@@ -128,7 +135,6 @@ def check_options(obj, *, loops="closed", plumbing: bool = False, rewrites: str 
                          f"got {direction!r}")
     if not isinstance(plumbing, bool):
         raise TypeError(f"draw: plumbing must be True or False, got {plumbing!r}")
-    _open_set(loops, _number_loops(_graph_of(obj).outputs))
 
 
 def _drawable(obj) -> bool:
@@ -144,6 +150,10 @@ class _LoopInfo:
     node: Apply
     args: ScanArgs
     parent: str | None
+    roles: LoopRoles = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.roles = loop_roles(self.args)
 
 
 def _number_loops(outputs: list[Variable]) -> dict[Apply, _LoopInfo]:
@@ -405,7 +415,7 @@ class _Builder:
             item = self.view.items[ref.item]
             item.label = chain_label(steps)
             item.details["chain"] = shorten(" → ".join(ops), 300)
-            item.details.update(_var_details(node.outputs[0]))
+            item.details.update(type_details(node.outputs[0]))
             _set_folded(item, chain_folded)
             self.origin[node] = ref.item
             scope.refs[node.outputs[0]] = _Ref(ref.item)
@@ -447,7 +457,7 @@ class _Builder:
             self.closed_loop(scope, info)
 
     def closed_loop(self, scope: _Scope, info: _LoopInfo) -> None:
-        roles, loop = loop_roles(info.args), self.view.loops[info.id]
+        roles, loop = info.roles, self.view.loops[info.id]
         inputs = list(info.node.inputs)
         steps_ref = self.resolve(scope, inputs[0])
         labels = [role for _, role in roles.outer_inputs]
@@ -465,7 +475,7 @@ class _Builder:
             scope.refs[var] = _Ref(info.id, label)
 
     def open_loop(self, scope: _Scope, info: _LoopInfo) -> None:
-        roles, args, loop_id = loop_roles(info.args), info.args, info.id
+        roles, args, loop_id = info.roles, info.args, info.id
         inner = info.node.op.inner
         body = _Scope(prefix=f"{loop_id}/", loop=loop_id)
         steps_ref = self.resolve(scope, args.n_steps)
@@ -481,7 +491,7 @@ class _Builder:
                 hidden.append(var)
                 continue
             label = role if ref.item is not None or not ref.const else f"{role}\n= {ref.const}"
-            item = Item(port_id, PORT_IN, label, details={"role": kind, **_var_details(var)}, loop=loop_id,
+            item = Item(port_id, PORT_IN, label, details={"role": kind, **type_details(var)}, loop=loop_id,
                         search=f"{role} {var.name or ''}")
             self.add_item(item, set(ref.folded))
             if ref.item is not None:
@@ -497,7 +507,7 @@ class _Builder:
             port_id = f"{loop_id}/out{k}"
             folded, consts = self.connect(body, port_id, [var], [""])
             label = role if not consts else f"{role}\n{consts[0].lstrip(' =')}"
-            self.add_item(Item(port_id, PORT_OUT, label, details={"role": kind, **_var_details(var)},
+            self.add_item(Item(port_id, PORT_OUT, label, details={"role": kind, **type_details(var)},
                                loop=loop_id, search=role), folded)
         for out_index, in_index in roles.feedback:
             self.edge(f"{loop_id}/out{out_index}", f"{loop_id}/in{in_index}", "", RECURRENCE)
@@ -508,11 +518,14 @@ class _Builder:
 def _distinct(texts: list[tuple[Variable, str]]) -> list[str]:
     """Index texts where two different folded values never read the same (``[n:m]``, not ``[n:n]``)."""
     seen: dict[str, Variable] = {}
+    renamed: dict[Variable, str] = {}
     out = []
     for var, text in texts:
         if text not in ("?",) and not text.lstrip("-").isdigit():
-            if text in seen and seen[text] is not var:
-                text = next(f"{c}" for c in "mkjpq" + "?" if c not in seen)
+            if var in renamed:
+                text = renamed[var]
+            elif text in seen and seen[text] is not var:
+                text = renamed[var] = next(f"{c}" for c in "mkjpq" + "?" if c not in seen)
             seen.setdefault(text, var)
         out.append(text)
     return out
@@ -531,12 +544,6 @@ def _outer_of_inner(args: ScanArgs) -> dict[Variable, Variable]:
     pairs.update((s.inner_in, s.outer) for s in args.shared)
     pairs.update((n.inner, n.outer) for n in args.non_seqs)
     return pairs
-
-
-def _var_details(var: Variable) -> dict[str, str]:
-    from symscan.drawing.describe import type_details
-
-    return type_details(var)
 
 
 def _loop_label(loop: Loop, kinds: str) -> str:
@@ -570,7 +577,7 @@ def build_view(obj, *, loops="closed", plumbing: bool = False, rewrites: str | N
     Folded plumbing nodes are absent; a pass-through node (a check, SumToShape) maps to the
     item its data input comes from.
     """
-    check_options(obj, loops=loops, plumbing=plumbing, rewrites=rewrites, direction=direction)
+    _check_arguments(obj, plumbing=plumbing, rewrites=rewrites, direction=direction)
     graph = _graph_of(obj)
     numbered = _number_loops(graph.outputs)
     asked = frozenset(info.id for info in numbered.values()) if rewrites == "diff" else _open_set(loops, numbered)
@@ -578,9 +585,8 @@ def build_view(obj, *, loops="closed", plumbing: bool = False, rewrites: str | N
         asked = asked | {numbered[graph.scan_node].id}
     view = View(direction=direction or "LR", title=_title(obj))
     for info in numbered.values():
-        roles = loop_roles(info.args)
         view.loops[info.id] = Loop(info.id, loop_title(info.args), loop_steps(info.args),
-                                   inputs=list(roles.outer_inputs[1:]), outputs=list(roles.inner_outputs),
+                                   inputs=list(info.roles.outer_inputs[1:]), outputs=list(info.roles.inner_outputs),
                                    parent=info.parent)
     open_ids = frozenset(i for i in asked if all(a in asked for a in view.ancestors(i)))
     origin: dict = {}
@@ -596,7 +602,7 @@ def _draw(view: View, graph: _Graph, builder: _Builder) -> None:
     top = _Scope(prefix="", loop=None)
     for k, var in enumerate(graph.roots):
         kind = SHARED if isinstance(var, SharedVariable) else INPUT
-        item = view.add(Item(f"in{k}", kind, root_label(var), details=_var_details(var), search=var.name or ""))
+        item = view.add(Item(f"in{k}", kind, root_label(var), details=type_details(var), search=var.name or ""))
         top.refs[var] = _Ref(item.id)
         builder.origin[var] = item.id
     nodes = toposort(graph.outputs, graph.roots if graph.scan_node is not None else ())
@@ -604,7 +610,7 @@ def _draw(view: View, graph: _Graph, builder: _Builder) -> None:
     for k, (var, (kind, label)) in enumerate(zip(graph.outputs, graph.labels)):
         item_id = f"out{k}" if kind == OUTPUT else f"up{k}"
         folded, consts = builder.connect(top, item_id, [var])
-        builder.add_item(Item(item_id, kind, label, details=_var_details(var), search=var.name or ""), folded,
+        builder.add_item(Item(item_id, kind, label, details=type_details(var), search=var.name or ""), folded,
                          consts)
 
 

@@ -377,3 +377,19 @@ def test_step_function_parameters_of_a_lambda_with_defaults_and_star_args():
     sums, _ = ss.scan(lambda *args: args[0] + args[1], sequences=x, outputs_info=s0 * 1)
     ports = [i.label for i in ss.draw(sums, loops="open").view().items.values() if i.kind == "port_in"]
     assert ports[0] == "x[t]" and "args" not in " ".join(ports)
+
+
+def test_loops_given_as_a_generator_are_read_once_and_kept():
+    X, W, h0 = T.matrix("X"), T.matrix("W"), T.vector("h0")
+    hs, _ = ss.scan(lambda x, h, W: T.tanh(x + T.dot(h, W)), sequences=X, outputs_info=h0, non_sequences=W,
+                    name="rnn")
+    assert build_view(hs, loops=(name for name in ["rnn"])).open_loops() == {"L1"}
+    drawing = ss.draw(hs, loops=(name for name in ["rnn"]))
+    assert drawing.view().open_loops() == drawing.view().open_loops() == {"L1"}
+
+
+def test_one_folded_value_keeps_one_name_in_an_index_label():
+    from symscan.drawing.view import _distinct
+
+    a, b = T.scalar("a"), T.scalar("b")
+    assert _distinct([(a, "n"), (b, "n"), (b, "n"), (a, "n")]) == ["n", "m", "m", "n"]
