@@ -17,6 +17,7 @@ import numpy as np
 
 from symscan.backends.fast.codegen import Codegen
 from symscan.backends.fast.loops import Chunks, _shape_needs_check
+from symscan.backends.numba import fused
 from symscan.backends.numba.ops import NUMBA_EMITTERS, NotCompilable, as_dtype, refuse
 from symscan.graph.basic import describe
 from symscan.graph.type import TensorType
@@ -54,14 +55,22 @@ class KernelCodegen(Codegen):
 
     def graph(self, fgraph, names):
         """(A nested loop's body is emitted in the middle of its outer body's.)"""
-        outer = getattr(self, "body", None), getattr(self, "inlined", {})
-        self.body, self.inlined = fgraph, {}
+        outer = getattr(self, "body", None), getattr(self, "inlined", {}), getattr(self, "groups", {})
+        self.body, self.inlined, self.groups = fgraph, {}, fused.find_groups(fgraph)
         try:
             return super().graph(fgraph, names)
         finally:
-            self.body, self.inlined = outer
+            self.body, self.inlined, self.groups = outer
 
     def node(self, node, names) -> None:
+        group = self.groups.get(node)
+        if group is not None:  # a chain of elementwise ops: one loop, written at its root
+            names[node.outputs[0]] = out = self.fresh()
+            if node is group.root:
+                outer, self.current = self.current, node
+                fused.emit_group(self, group, names, out)
+                self.current = outer
+            return
         super().node(node, names)
         for var in node.outputs:
             if names[var] in self.inlined:
@@ -82,7 +91,7 @@ class KernelCodegen(Codegen):
         without the temporary."""
         var = node.outputs[0]
         readers = self.body.clients.get(var, [])
-        if var.ndim and len(readers) == 1 and readers[0][0] != "output" and \
+        if var.ndim and len(readers) == 1 and readers[0][0] != "output" and readers[0][0] not in self.groups and \
                 isinstance(getattr(readers[0][0], "op", None), Elemwise) and readers[0][0].outputs[0].ndim:
             self.inlined[out] = expr
         else:
@@ -309,12 +318,21 @@ class LoopKernel:
             pass  # the newest window value is the result
         elif value in gen.written_into and gen.out_slots.get(entry.inner_out) == self._row(out, state):
             pass  # computed in its row
-        elif out.keeps_last_only or entry.ring is not None:
-            gen.line(f"{store}[{t} % {store}.shape[0]] = {value}")
         else:
-            gen.line(f"{store}[{out.history} + {t}] = {value}")
+            row = f"{t} % {store}.shape[0]" if out.keeps_last_only or entry.ring is not None else f"{out.history} + {t}"
+            self._store(store, row, value, ndim)
         if out.recurrent and not state["window"]:
             gen.line(f"{state['taps']}[{out.history} + {t}] = {value}")
+
+    def _store(self, store: str, row: str, value: str, ndim: int) -> None:
+        """``store[row] = value``: an array row copied by loops (``fused.emit_assign``)."""
+        gen = self.gen
+        if ndim:
+            target = gen.fresh("row")
+            gen.line(f"{target} = {store}[{row}]")
+            if fused.emit_assign(gen, target, ndim, value, ndim):
+                return
+        gen.line(f"{store}[{row}] = {value}")
 
     def source(self, name: str = "kernel") -> str:
         """The module: imports, scalar constants, the jitted kernel."""

@@ -301,9 +301,7 @@ def _reduce_matrix(gen, node, x: str, out: str) -> None:
     """One axis of a matrix reduced by ``reductions.reduce_matrix_into`` (keepdims: a view)."""
     op, dtype = node.op, node.outputs[0].dtype
     axis = op.axis[0] % 2
-    line = "from symscan.backends.numba import reductions as _reductions"
-    if line not in gen.module_lines:
-        gen.module_lines.append(line)
+    _import_reductions(gen)
     reduced = gen.fresh("reduced") if op.keepdims else out
     gen.line(f"{reduced} = np.empty({x}.shape[{1 - axis}], dtype=np.{dtype})")
     gen.line(f"_reductions.reduce_matrix_into({x}, {axis}, {KINDS[op.kind]}, {reduced})")
@@ -355,10 +353,19 @@ def basic_index(gen, spec, values: list[str]) -> str:
 
 @numba_emits(IncSubtensor)
 def emit_inc_subtensor(gen, node, ins: list[str], outs: list[str]) -> None:
+    from symscan.backends.numba.fused import emit_assign
+
     x, y, *values = ins
     index = basic_index(gen, node.op.spec, values)
+    op = "=" if node.op.set_instead_of_inc else "+="
     gen.line(f"{outs[0]} = {x}.copy()")
-    gen.line(f"{outs[0]}[{index}] {'=' if node.op.set_instead_of_inc else '+='} {y}")
+    target_ndim = node.inputs[0].ndim - sum(entry == INT for entry in node.op.spec)
+    if NONE not in node.op.spec and target_ndim:
+        view = gen.fresh("view")
+        gen.line(f"{view} = {outs[0]}[{index}]")
+        if emit_assign(gen, view, target_ndim, y, node.inputs[1].ndim, op):
+            return
+    gen.line(f"{outs[0]}[{index}] {op} {y}")
 
 
 @numba_emits(DimShuffle)
@@ -432,14 +439,16 @@ def emit_sum_to_shape(gen, node, ins: list[str], outs: list[str]) -> None:
     length of 1) sums a float vector's or matrix's broadcast axes (``reductions``), and in
     other arrays raises NotImplementedError, which hands the function to the fast evaluator."""
     x, like = node.inputs
-    if node.op.target_ndim(node) != x.ndim:
-        raise NotCompilable("sum_to over leading axes")
+    lead = x.ndim - node.op.target_ndim(node)
+    if lead:
+        if not (x.dtype.startswith("float") and x.ndim - lead >= 1):
+            raise NotCompilable(f"sum_to of {x.type} over its leading axes")
+        ins = [_sum_leading_axes(gen, ins[0], x, lead)] + ins[1:]
+        x = node.outputs[0]  # what is left has the target's number of axes
     target = ins[1] if node.op.from_shape else f"{ins[1]}.shape"
     differs = " or ".join(f"{ins[0]}.shape[{axis}] != {target}[{axis}]" for axis in range(x.ndim)) or "False"
     if 1 <= x.ndim <= 2 and x.dtype.startswith("float"):  # the broadcast axes summed in the kernel
-        line = "from symscan.backends.numba import reductions as _reductions"
-        if line not in gen.module_lines:
-            gen.module_lines.append(line)
+        _import_reductions(gen)
         helper = "sum_to_matrix" if x.ndim == 2 else "sum_to_vector"
         lengths = ", ".join(f"int({target}[{axis}])" for axis in range(x.ndim))
         gen.line(f"if {differs}:")
@@ -450,6 +459,28 @@ def emit_sum_to_shape(gen, node, ins: list[str], outs: list[str]) -> None:
     gen.line(f"if {differs}:")
     gen.line("    raise NotImplementedError('symscan: sum_to over a broadcast axis')")
     gen.line(f"{outs[0]} = {ins[0]}")
+
+
+def _sum_leading_axes(gen, x: str, var, lead: int) -> str:
+    """``x`` summed over its first ``lead`` axes (a bias's gradient summed over the batch), as
+    numpy sums them: row after row of the leading axes flattened into one."""
+    _import_reductions(gen)
+    kept = [f"{x}.shape[{axis}]" for axis in range(lead, var.ndim)]
+    rows, summed = gen.fresh("rows"), gen.fresh("summed")
+    gen.line(f"{rows} = np.ascontiguousarray({x}).reshape((-1, {' * '.join(kept)}))")
+    gen.line(f"{summed} = np.empty({rows}.shape[1], dtype=np.{var.dtype})")
+    gen.line(f"_reductions.reduce_matrix_into({rows}, 0, 0, {summed})")
+    if len(kept) == 1:
+        return summed
+    shaped = gen.fresh("summed")
+    gen.line(f"{shaped} = {summed}.reshape(({', '.join(kept)},))")
+    return shaped
+
+
+def _import_reductions(gen) -> None:
+    line = "from symscan.backends.numba import reductions as _reductions"
+    if line not in gen.module_lines:
+        gen.module_lines.append(line)
 
 
 @numba_emits(Outer)
