@@ -9,7 +9,8 @@ Every system's result is checked against the numpy loop before it is timed; run 
 medians of interleaved repeats after a warm-up call; "first" is the time from building the
 function to its first result (compilation included); peak memory is that of one W1 call at
 n = k = 10000 in a fresh process. Results go to a JSON-lines file and a markdown table.
-``--grad`` runs the gradient benchmarks G3, G4, G5, G7, K1, H1 instead (grad_workloads.py, grad_peers.py).
+``--grad`` runs the gradient benchmarks G3, G4, G5, G7, G10, K1, H1 instead (grad_workloads.py,
+grad_peers.py); ``--under-load`` runs either with one competing busy process (under_load.py).
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from datetime import date
 from pathlib import Path
 
 import numpy as np
 
 import symscan as ss
-from benchmarks import compile_times, grad_workloads, peers, workloads
+from benchmarks import compile_times, grad_workloads, peers, sections, under_load, workloads
 from symscan.onnx import ExportError
 
 SYSTEMS = ("fast", "numba", "default", "py", "onnxruntime", "numpy", "pytensor", "pytensor-c", "jax")
@@ -159,7 +161,8 @@ INTRO = """# Benchmarks
 
 `python -m benchmarks` (after `pip install -e ".[dev,bench]"` for the peers) runs W1-W9, K1 and H1
 in every available system side by side and rewrites this file; `--quick` is a smoke test, `--only W1,W4`
-and `--systems fast,numpy` narrow it; `--grad` runs the gradient benchmarks instead (last section).
+and `--systems fast,numpy` narrow it; `--grad` runs the gradient benchmarks instead (their own section);
+`--under-load` runs either with one competing busy process (the "Under load" sections).
 Workloads (float64, fixed seeds) are defined in `workloads.py` (K1, the Kalman filter, and H1, the
 HMM forward algorithm, in `filtering.py`), the peers' versions in `peers.py`.
 Every system's result is checked against the hand-written numpy loop before it is timed.
@@ -211,51 +214,83 @@ def markdown(rows: list[dict], memory: dict, quick: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (a smoke test)")
     parser.add_argument("--only", default="", help="comma-separated workloads, e.g. W1,W4")
     parser.add_argument("--systems", default=None, help="comma-separated systems (default: all)")
-    parser.add_argument("--grad", action="store_true", help="run only the gradient benchmarks G3, G4, G5, G7, K1, H1")
+    parser.add_argument("--grad", action="store_true",
+                        help="run only the gradient benchmarks G3, G4, G5, G7, G10, K1, H1")
+    parser.add_argument("--under-load", action="store_true",
+                        help="with one competing busy process; rows and README section of their own")
     parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--jsonl", default=None, help="default: results.jsonl (grad_results.jsonl with --grad)")
+    parser.add_argument("--jsonl", default=None, help="default: results.jsonl (grad_results.jsonl with --grad; "
+                        "with --under-load, results_under_load.jsonl or grad_results_under_load.jsonl)")
+    parser.add_argument("--quiet-jsonl", default=None, help="with --under-load: the quiet run's rows to compare "
+                        "with (default: results.jsonl or grad_results.jsonl)")
     parser.add_argument("--markdown", default=str(HERE / "README.md"), help="where the table goes")
     parser.add_argument("--no-memory", action="store_true", help="skip the W1 memory measurement")
     parser.add_argument("--no-compile-times", action="store_true",
                         help="skip the fresh-process build and compile times (cold and warm cache)")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def run_all(args: argparse.Namespace, systems: list[str]) -> list[dict]:
+    """Every selected workload's rows (printed as they come), under load if asked."""
+    only, rows = {w for w in args.only.split(",") if w}, []
+    with under_load.competing_process() if args.under_load else nullcontext():
+        for work in (grad_workloads if args.grad else workloads).all_workloads(args.quick):
+            if only and work.name not in only:
+                continue
+            work_rows = run_workload(work, systems, 3 if args.quick else args.repeats, 2.0 if args.quick else 20.0)
+            for row in work_rows:
+                if args.under_load:
+                    row["under_load"] = True
+                print(json.dumps(row), flush=True)
+            rows += work_rows
+    return rows
+
+
+def readme_text(args: argparse.Namespace, old: str, rows: list[dict], memory: dict, compile_rows: list[dict],
+                systems: list[str]) -> str:
+    """The README with this run's part replaced and every other part kept."""
+    if args.under_load:
+        quiet_path = args.quiet_jsonl or str(HERE / under_load.jsonl_name(args.grad, False))
+        tables = grad_workloads.tables(rows, args.quick) if args.grad else markdown(rows, {}, args.quick)
+        section = under_load.markdown(args.grad, tables, rows, under_load.read_rows(quiet_path),
+                                      Path(quiet_path).name, systems)
+        return sections.replace_section(old or INTRO, section, under_load.HEADINGS[args.grad])
+    if args.grad:  # replace the G section, keep the forward tables and the other sections
+        return sections.replace_section(old or INTRO, grad_workloads.markdown(rows, args.quick),
+                                        grad_workloads.HEADING)
+    # replace the forward tables, keep the sections after them (gradients, under load, drawing, ...)
+    compiled = compile_times.markdown(compile_rows) if compile_rows else ""
+    return INTRO + markdown(rows, memory, args.quick) + compiled + sections.sections_after_tables(old)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
     systems = [s for s in (args.systems or ",".join(grad_workloads.SYSTEMS if args.grad else SYSTEMS)).split(",")
                if s]
     available = peers.available()
     systems = [s for s in systems if not s.startswith("pytensor") or available["pytensor"]]
     systems = [s for s in systems if s != "jax" or available["jax"]]
+    rows = run_all(args, systems)
     only = {w for w in args.only.split(",") if w}
-    rows = []
-    for work in (grad_workloads if args.grad else workloads).all_workloads(args.quick):
-        if only and work.name not in only:
-            continue
-        work_rows = run_workload(work, systems, 3 if args.quick else args.repeats, 2.0 if args.quick else 20.0)
-        for row in work_rows:
-            print(json.dumps(row), flush=True)
-        rows += work_rows
+    forward_extras = not args.grad and not args.under_load  # fresh-process measurements: quiet forward runs only
     memory = {}
-    if not args.grad and not args.no_memory and (not only or "W1" in only):
+    if forward_extras and not args.no_memory and (not only or "W1" in only):
         n = 1000 if args.quick else 10_000
         memory = {s: peak_memory(s, n, n) for s in systems}
     compile_rows = []
-    if not args.grad and not args.no_compile_times:
+    if forward_extras and not args.no_compile_times:
         compile_rows = compile_times.measure([r["workload"] for r in rows if r["system"] == systems[0]], args.quick)
         for row in compile_rows:
             print(json.dumps(row), flush=True)
-    jsonl = args.jsonl or str(HERE / ("grad_results.jsonl" if args.grad else "results.jsonl"))
+    jsonl = args.jsonl or str(HERE / under_load.jsonl_name(args.grad, args.under_load))
     Path(jsonl).write_text("".join(json.dumps(r) + "\n" for r in rows))
     old = Path(args.markdown).read_text() if Path(args.markdown).exists() else ""
-    if args.grad:  # replace the G section, keep the W tables
-        text = grad_workloads.replace_section(old or INTRO, grad_workloads.markdown(rows, args.quick))
-    else:  # replace the W tables, keep the G section and the sections after it (drawing)
-        compiled = compile_times.markdown(compile_rows) if compile_rows else ""
-        text = INTRO + markdown(rows, memory, args.quick) + compiled + grad_workloads.sections_from_gradients(old)
-    Path(args.markdown).write_text(text)
+    Path(args.markdown).write_text(readme_text(args, old, rows, memory, compile_rows, systems))
     print(Path(args.markdown).read_text())
     return 0
 

@@ -1,9 +1,9 @@
-"""The gradient benchmarks G3, G4, G5, G7, K1 and H1: the W-workloads of the same number (their
-graphs, values and forward numpy loops, imported from workloads.py), a scalar cost on their
-outputs, and its gradient w.r.t. weights and initial states; K1 and H1 differentiate their
-log-likelihood itself. The reference every system is checked against is a hand-written numpy
-BPTT: the forward loop of the workload, then one reverse loop. Peers build the same gradients in
-benchmarks/grad_peers.py.
+"""The gradient benchmarks G3, G4, G5, G7, G10, K1 and H1: the W-workloads of the same number
+(their graphs, values and forward numpy loops, imported from workloads.py; W10's, the LSTM's, are
+in lstm.py), a scalar cost on their outputs, and its gradient w.r.t. weights and initial states;
+K1 and H1 differentiate their log-likelihood itself. The reference every system is checked
+against is a hand-written numpy BPTT: the forward loop of the workload, then one reverse loop.
+Peers build the same gradients in benchmarks/grad_peers.py.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from functools import partial
 import numpy as np
 
 import symscan as ss
-from benchmarks import filtering, workloads
+from benchmarks import filtering, lstm, workloads
 
-SYSTEMS = ("fast", "numba", "py", "numpy", "pytensor", "jax")
+SYSTEMS = ("fast", "numba", "default", "py", "numpy", "pytensor", "jax")
 
 
 class Skipped(ImportError):
@@ -69,14 +69,15 @@ def sum_of_squares(outputs: list):
 
 
 def make_system(system: str, work: GradWorkload) -> Callable:
-    """The gradient function of ``work`` in ``system`` (symscan modes time grad and function apart)."""
+    """The gradient function of ``work`` in ``system`` (symscan modes time grad and function apart;
+    "default" is ``ss.function`` without a mode: fast, handing over to numba, see symscan.backends.tiered)."""
     if system in work.skip:
         raise Skipped(f"{system} skipped for {work.name} at this size")
-    if system in ("fast", "numba", "py"):
+    if system in ("fast", "numba", "default", "py"):
         start = time.perf_counter()
         grads = work.outputs
         middle = time.perf_counter()
-        fn = ss.function(work.inputs, grads, mode=system)
+        fn = ss.function(work.inputs, grads, mode=None if system == "default" else system)
         work.timings[system] = {"grad_s": middle - start, "function_s": time.perf_counter() - middle}
         return fn
     if system == "numpy":
@@ -177,6 +178,15 @@ def mit_sot_bptt(init, n):
     return [np.array([p2, p1])]
 
 
+# ---------------------------------------------------------------------------- G10
+def lstm_rnn(steps: int = 200, batch: int = 32, n_in: int = 64, n_hidden: int = 256,
+             skip: set | None = None) -> GradWorkload:
+    """G10: W10's LSTM, d sum(h**2 over every step) / d(W, U, b, h0, c0)."""
+    return GradWorkload("G10", f"LSTM T={steps} batch={batch} in={n_in} hidden={n_hidden}, "
+                        "d sum(h**2)/d(W, U, b, h0, c0)", workloads.lstm_rnn(steps, batch, n_in, n_hidden),
+                        [1, 2, 3, 4, 5], lstm.lstm_bptt, skip or set())
+
+
 # ---------------------------------------------------------------------------- K1, H1
 def kalman(steps: int = 1000) -> GradWorkload:
     """K1's log-likelihood, d ll / d(T, Z, Hc, Qc)."""
@@ -191,44 +201,54 @@ def hmm(steps: int = 1000) -> GradWorkload:
 
 
 def all_workloads(quick: bool = False) -> list[GradWorkload]:
-    """G3, G4, G5, G7, K1, H1 at the issue's sizes (smaller with ``quick``). Mode "py" (the
+    """G3, G4, G5, G7, G10, K1, H1 at the issue's sizes (smaller with ``quick``). Mode "py" (the
     reference interpreter, about 10 us per op per step) is skipped where one call would take seconds."""
     if quick:
-        return [running_sum(1000), elman_rnn(20, 4, 8, 16), taps_rnn(20, 8), mit_sot(200), kalman(50), hmm(50)]
-    return [running_sum(skip={"py"}), elman_rnn(), taps_rnn(), mit_sot(), kalman(), hmm()]
+        return [running_sum(1000), elman_rnn(20, 4, 8, 16), taps_rnn(20, 8), mit_sot(200), lstm_rnn(10, 4, 8, 16),
+                kalman(50), hmm(50)]
+    return [running_sum(skip={"py"}), elman_rnn(), taps_rnn(), mit_sot(), lstm_rnn(skip={"py"}), kalman(), hmm()]
 
 
 # ---------------------------------------------------------------------------- the README section
 HEADING = "## Gradient benchmarks"
 """The start of the section's heading (which lists the workloads): how a README's section is found."""
 
-ABOUT = f"""{HEADING} G3, G4, G5, G7, K1, H1
+ABOUT = f"""{HEADING} G3, G4, G5, G7, G10, K1, H1
 
 `python -m benchmarks --grad` runs them (`--quick`, `--only G4`, `--systems fast,numpy` work as
 above) and rewrites only this section; the default run neither runs them nor touches this
 section, because they add minutes to it (more when PyTensor's Numba cache is cold).
 Definitions are in `grad_workloads.py` (the forward workloads' graphs, values and numpy loops,
-imported from `workloads.py` and `filtering.py`), the peers' in `grad_peers.py`. The cost of a
-G-workload is the sum of the squares of every output of the W-workload of the same number; that of
-K1 and H1 is their log-likelihood; the gradient is taken w.r.t. the listed inputs.
+imported from `workloads.py`, `filtering.py` and `lstm.py`), the peers' in `grad_peers.py`. The
+cost of a G-workload is the sum of the squares of every output of the W-workload of the same
+number; that of K1 and H1 is their log-likelihood; the gradient is taken w.r.t. the listed
+inputs. G10 is an LSTM (one fused gate matrix W (in, 4H), U (H, 4H), b; gates i, f, o sigmoid,
+g tanh) whose cost reads every step's h.
 "numpy" is a hand-written BPTT: the forward loop, then one reverse loop accumulating every
 gradient per step (the textbook form: no product hoisted out of the loop); every system is checked
 against it (rtol 1e-8, atol 1e-12 times the gradient's largest entry) before it is timed; a peer
 that fails the check is left out ("-"; the run says why), as PyTensor's H1 gradient is at T=1000
 (NaN in this run; it agrees at T=50).
 PyTensor is `pytensor.grad` in its default mode (Numba), JAX `jax.jit(jax.grad(cost))` over
-`lax.scan`. symscan "py" is skipped for G3 (one call takes seconds). Building symscan's gradient
-function is `ss.grad` then `ss.function` (the target is ss.function <= 50 ms), each timed once per
-workload in one process (in mode fast). Time to first result includes both, and for symscan numba
-and PyTensor Numba's compilation (much shorter with a warm on-disk cache).
+`lax.scan`. symscan "numba" is mode numba, "default" the default mode (`ss.function` without a
+mode) timed after its numba version took over in the background (where it did; its first result
+is mode fast's). symscan "py" is skipped for G3 and G10 (one call takes seconds). Building
+symscan's gradient function is `ss.grad` then `ss.function` (the target is ss.function <= 50 ms),
+each timed once per workload in one process (in mode fast). Time to first result includes both,
+and for symscan numba and PyTensor Numba's compilation (much shorter with a warm on-disk cache).
 """
 
-RATIOS = (("fast", "numpy"), ("numba", "numpy"), ("numba", "jax"), ("numba", "pytensor"))
+RATIOS = (("fast", "numpy"), ("numba", "numpy"), ("numba", "jax"), ("default", "jax"), ("numba", "pytensor"))
 """The ratio columns: (system, over system)."""
 
 
 def markdown(rows: list[dict], quick: bool) -> str:
     """This section of benchmarks/README.md for ``rows`` (one run of ``--grad``)."""
+    return ABOUT + "\n" + tables(rows, quick)
+
+
+def tables(rows: list[dict], quick: bool) -> str:
+    """The section's tables without its heading and text (the under-load section has them too)."""
     systems = [s for s in SYSTEMS if s == "fast" or any(r["system"] == s for r in rows)]
     by = {(r["workload"], r["system"]): r for r in rows}
     names = list(dict.fromkeys(r["workload"] for r in rows))
@@ -242,7 +262,7 @@ def markdown(rows: list[dict], quick: bool) -> str:
         row = by.get((name, "fast"))
         return f"{row[key] * 1e3:.1f}" if row and key in row else "-"
 
-    lines = [ABOUT, "Run on " + date.today().isoformat() + f": {platform.platform()}, "
+    lines = ["Run on " + date.today().isoformat() + f": {platform.platform()}, "
              f"Python {platform.python_version()}, numpy {np.__version__}" + (" (quick sizes)" if quick else ""),
              "", "Median run time in ms (lower is better); a ratio is the first system's time over the second's.",
              "", "| workload | " + " | ".join(systems) + " | " + " | ".join(f"{a}/{b}" for a, b in RATIOS)
@@ -257,34 +277,3 @@ def markdown(rows: list[dict], quick: bool) -> str:
         cells = [f"{by[(name, s)]['first_result_s']:.3g}" if (name, s) in by else "-" for s in systems]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
-
-
-def _section_bounds(text: str) -> tuple[int, int]:
-    """Where the G section starts and ends (at the next ``## `` heading, or the end): -1, -1 if absent."""
-    at = text.find(HEADING)
-    if at < 0:
-        return -1, -1
-    end = text.find("\n## ", at + len(HEADING))
-    return at, (len(text) if end < 0 else end + 1)
-
-
-def section_of(text: str) -> str:
-    """The G section of a README text (with the blank line before it), or ""."""
-    at, end = _section_bounds(text)
-    return "" if at < 0 else "\n" + text[at:end].rstrip("\n") + "\n"
-
-
-def sections_from_gradients(text: str) -> str:
-    """The G section and every section after it (with the blank line before), or "": what a
-    forward run keeps when it rewrites the W tables above them."""
-    at = text.find(HEADING)
-    return "" if at < 0 else "\n" + text[at:]
-
-
-def replace_section(text: str, section: str) -> str:
-    """``text`` with its G section replaced by ``section`` (appended when absent); later sections stay."""
-    at, end = _section_bounds(text)
-    if at < 0:
-        return text.rstrip("\n") + "\n\n" + section
-    rest = text[end:]
-    return text[:at].rstrip("\n") + "\n\n" + section.rstrip("\n") + ("\n\n" + rest if rest else "\n")

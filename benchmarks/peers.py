@@ -141,9 +141,24 @@ def _pt_hmm(pt, pytensor, values):
     return [y, A, B, log_alpha0], pt.logsumexp(log_alphas[-1])
 
 
+def _pt_lstm(pt, pytensor, values):
+    X, W, U = pt.tensor3("X", dtype="float64"), pt.matrix("W", dtype="float64"), pt.matrix("U", dtype="float64")
+    b, h0, c0 = pt.vector("b", dtype="float64"), pt.matrix("h0", dtype="float64"), pt.matrix("c0", dtype="float64")
+    H = values["n_hidden"]
+
+    def step(x_t, h, c, W, U, b):
+        z = pt.dot(x_t, W) + pt.dot(h, U) + b
+        i, f, o = pt.sigmoid(z[:, :H]), pt.sigmoid(z[:, H:2 * H]), pt.sigmoid(z[:, 2 * H:3 * H])
+        c = f * c + i * pt.tanh(z[:, 3 * H:])
+        return o * pt.tanh(c), c
+
+    (hs, _), _ = pytensor.scan(step, sequences=X, outputs_info=[h0, c0], non_sequences=[W, U, b])
+    return [X, W, U, b, h0, c0], hs
+
+
 _PYTENSOR = {"W1": _pt_power, "W2": _pt_polynomial, "W3": _pt_running_sum, "W4": _pt_elman, "W5": _pt_taps_rnn,
              "W6": _pt_while, "W7": _pt_mit_sot, "W8": _pt_sum_max, "W9": _pt_set_subtensor, "K1": _pt_kalman,
-             "H1": _pt_hmm}
+             "H1": _pt_hmm, "W10": _pt_lstm}
 
 
 # ---------------------------------------------------------------------------- JAX
@@ -345,6 +360,27 @@ def _jax_hmm(values):
     return fn
 
 
+def _jax_lstm(values):
+    import jax
+    import jax.numpy as jnp
+
+    H = values["n_hidden"]
+
+    def fn(X, W, U, b, h0, c0):
+        def step(carry, x_t):
+            h, c = carry
+            z = x_t @ W + h @ U + b
+            i, f, o = jax.nn.sigmoid(z[:, :H]), jax.nn.sigmoid(z[:, H:2 * H]), jax.nn.sigmoid(z[:, 2 * H:3 * H])
+            c = f * c + i * jnp.tanh(z[:, 3 * H:])
+            h = o * jnp.tanh(c)
+            return (h, c), h
+
+        _, hs = jax.lax.scan(step, (h0, c0), X)
+        return hs
+
+    return fn
+
+
 _JAX = {"W1": _jax_power, "W2": _jax_polynomial, "W3": _jax_running_sum, "W4": _jax_elman, "W5": _jax_taps_rnn,
         "W6": _jax_while, "W7": _jax_mit_sot, "W8": _jax_sum_max, "W9": _jax_set_subtensor, "K1": _jax_kalman,
-        "H1": _jax_hmm}
+        "H1": _jax_hmm, "W10": _jax_lstm}

@@ -1,4 +1,5 @@
-"""The benchmark workloads W1-W9, K1 and H1 (the last two defined in filtering.py): for each,
+"""The benchmark workloads W1-W9, K1 and H1 (the last two defined in filtering.py), and W10, the
+LSTM of the gradient benchmark G10 (lstm.py; not in the forward suite): for each,
 input values (fixed seeds), a plain numpy loop (the reference every system is checked against,
 and the practical limit of a Python loop over numpy), and the symscan graph. Peers build the
 same computations in benchmarks/peers.py.
@@ -13,7 +14,7 @@ import numpy as np
 
 import symscan as ss
 import symscan.tensor as T
-from benchmarks import filtering
+from benchmarks import filtering, lstm
 
 
 @dataclass
@@ -251,6 +252,14 @@ def hmm(steps: int = 1000, n_states: int = 16, n_symbols: int = 32) -> Workload:
     inputs, ll = filtering.hmm_graph()
     return Workload("H1", f"HMM forward algorithm, {n_states} states, {n_symbols} symbols, T={steps}",
                     inputs, [ll], filtering.hmm_values(steps, n_states, n_symbols), filtering.hmm_loop)
+
+
+# ---------------------------------------------------------------------------- W10
+def lstm_rnn(steps: int = 200, batch: int = 32, n_in: int = 64, n_hidden: int = 256) -> Workload:
+    """W10: an LSTM, every step's h kept (benchmarks/lstm.py); G10 differentiates it."""
+    inputs, outputs = lstm.lstm_graph(n_hidden)
+    return Workload("W10", f"LSTM T={steps} batch={batch} in={n_in} hidden={n_hidden}", inputs, outputs,
+                    lstm.lstm_values(steps, batch, n_in, n_hidden), lstm.lstm_loop, {"n_hidden": n_hidden})
 
 
 def all_workloads(quick: bool = False) -> list[Workload]:
