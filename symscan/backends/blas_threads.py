@@ -241,16 +241,16 @@ def uses_blas(fgraph) -> bool:
 
 def dot_size(a: np.ndarray, b: np.ndarray) -> int:
     """The multiply-adds of the one BLAS call ``np.dot(a, b)`` makes (0: no BLAS call)."""
-    a_ndim, b_ndim = np.ndim(a), np.ndim(b)
+    a_ndim, b_ndim = a.ndim, b.ndim
     if a_ndim == 0 or b_ndim == 0 or b_ndim > 2:
         return 0
-    return np.size(a) * (b.shape[1] if b_ndim == 2 else 1)
+    return a.size * (b.shape[1] if b_ndim == 2 else 1)
 
 
 def matmul_size(a: np.ndarray, b: np.ndarray) -> int:
     """The multiply-adds of each BLAS call ``np.matmul(a, b)`` makes (one per batch entry)."""
-    m = a.shape[-2] if np.ndim(a) >= 2 else 1
-    n = b.shape[-1] if np.ndim(b) >= 2 else 1
+    m = a.shape[-2] if a.ndim >= 2 else 1
+    n = b.shape[-1] if b.ndim >= 2 else 1
     return m * a.shape[-1] * n
 
 

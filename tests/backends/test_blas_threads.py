@@ -176,3 +176,16 @@ def test_matmul_outside_and_inside_loops(rng):
     for got, expected in zip(ss.function([A, B], out, mode="fast")(*values), expected_values):
         np.testing.assert_allclose(got, expected, rtol=1e-12)
         assert np.ndim(got) == np.ndim(expected)
+
+
+def test_a_numba_kernel_runs_inside_the_one_thread_switch(rng):
+    pytest.importorskip("numba")
+    inputs, hs = elman()
+    f = ss.function(inputs, hs, mode="numba")
+    lines = f.source.splitlines()
+    start = next(i for i, line in enumerate(lines) if "_blas_loop_start()" in line)
+    kernel = next(i for i, line in enumerate(lines) if "_kernel" in line and "(" in line)
+    end = next(i for i, line in enumerate(lines) if "_blas_loop_end(" in line)
+    assert start < kernel < end
+    values = [rng.normal(size=(5, 4, 3)), rng.normal(size=(3, 3)), rng.normal(size=(4, 3))]
+    np.testing.assert_allclose(f(*values), ss.function(inputs, hs, mode="py")(*values), rtol=1e-12)
