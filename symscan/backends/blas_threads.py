@@ -11,7 +11,8 @@ So symscan decides per product ("auto"):
   around the loop (``loop_start``/``loop_end``), kernels of mode numba included;
 - a product outside loops below ``SMALL_PRODUCT`` multiply-adds gets one thread;
 - a larger one as many threads as there are idle cores (at most the library's setting), from
-  the count of running tasks in /proc/loadavg (read at most every ``LOAD_SECONDS``).
+  the count of running tasks in /proc/loadavg (read at most every ``LOAD_SECONDS``), and one
+  for a second after a threaded product ran slower than one thread would have.
 
 It only ever lowers the count, and restores what it found: OPENBLAS_NUM_THREADS,
 OMP_NUM_THREADS and threadpoolctl limits the user set stay ceilings. The libraries are found
@@ -41,12 +42,20 @@ LIBRARY_ONE_THREAD = 262_144
 """OpenBLAS runs a gemm of at most this many multiply-adds on one thread by itself
 (``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD``): nothing to decide below it."""
 
-SMALL_PRODUCT = 4_000_000
-"""Below this many multiply-adds a second thread does not pay on a quiet machine (measured on
-2 cores: see the module's tests and the report of issue 25); such products get one thread."""
+SMALL_PRODUCT = 2_000_000
+"""Below this many multiply-adds a second thread does not pay on a quiet machine; such products
+get one thread. (Measured on 2 cores, quiet: 100x100 @ 100x100, 1e6, 28 us on one thread or
+two; 1000x50 @ 50x50, 2.5e6, 140 us on one, 93 us on two.)"""
 
 LOAD_SECONDS = 0.1
 """How long an estimate of the idle cores is reused (reading /proc/loadavg costs ~30 us)."""
+
+BACKOFF_SECONDS = 1.0
+"""How long products get one thread after one on several threads ran ``SLOWER`` times slower
+than one thread would have: the load estimate missed a busy core (a wrong guess costs a
+product 10-100x, a cautious one at most the threads' speed-up)."""
+
+SLOWER = 2.0
 
 SPIN_SECONDS = 0.15
 """How long OpenBLAS's threads keep running (spinning for work) after a threaded product: the
@@ -84,6 +93,8 @@ class _State:
         self.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         self.idle: tuple[float, int] = (-1.0, self.cores)  # (when estimated, idle cores)
         self.last_threaded: tuple[float, int] = (-1.0, 1)  # (when a threaded product ended, its threads)
+        self.backoff_until = -1.0
+        self.rate: float | None = None  # seconds per multiply-add on one thread
 
 
 _STATE = _State()
@@ -177,7 +188,7 @@ def threads_for(multiply_adds: int) -> int | None:
     """The threads a product outside loops gets, or None: the library's own choice."""
     if multiply_adds <= LIBRARY_ONE_THREAD:
         return None
-    if multiply_adds < SMALL_PRODUCT:
+    if multiply_adds < SMALL_PRODUCT or time.monotonic() < _STATE.backoff_until:
         return 1
     chosen = setting()
     return _idle_cores() if chosen is None else chosen
@@ -206,23 +217,45 @@ def _idle_cores() -> int:
 def product(fn: Callable, multiply_adds: int, *args):
     """``fn(*args)``, a product of ``multiply_adds`` multiply-adds, on the threads it gets."""
     threads = threads_for(multiply_adds)
-    if threads is None or setting() == 0:
+    libs = libraries() if threads is not None and setting() != 0 else []
+    if not libs:
         return fn(*args)
-    libs = libraries()
-    if not libs or (threads > 1 and all(lib.get() <= threads for lib in libs)):
-        result = fn(*args)
-        if threads > 1:
-            _STATE.last_threaded = (time.monotonic(), threads)
-        return result
-    if not _request(threads):
-        return fn(*args)
+    most = max(lib.get() for lib in libs)
+    lower = most > threads and _request(threads)
+    start = time.perf_counter()
     try:
         result = fn(*args)
     finally:
-        _release(threads)
-    if threads > 1:
-        _STATE.last_threaded = (time.monotonic(), threads)
+        if lower:
+            _release(threads)
+    if min(threads, most) > 1:
+        _after_threaded(multiply_adds, time.perf_counter() - start, min(threads, most))
     return result
+
+
+def _after_threaded(multiply_adds: int, seconds: float, threads: int) -> None:
+    """Its threads spin a while; and if it ran slower than one thread would have (a core taken
+    for idle was not), the next products get one thread for ``BACKOFF_SECONDS``."""
+    now = time.monotonic()
+    _STATE.last_threaded = (now, threads)
+    if seconds > SLOWER * multiply_adds * _one_thread_rate():
+        _STATE.backoff_until = now + BACKOFF_SECONDS
+
+
+def _one_thread_rate() -> float:
+    """Seconds per multiply-add of one thread: a 128x128 product's best of three, measured once."""
+    if _STATE.rate is None:
+        a = np.full((128, 128), 0.5)
+        with one_thread():
+            best = min(_timed(np.dot, a, a) for _ in range(3))
+        _STATE.rate = best / 128**3
+    return _STATE.rate
+
+
+def _timed(fn: Callable, *args) -> float:
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
 
 
 def uses_blas(fgraph) -> bool:

@@ -136,12 +136,26 @@ def test_blas_threads_off_changes_nothing(rng, libraries, dot_threads, monkeypat
 
 
 def test_large_products_get_the_idle_cores(libraries, monkeypatch):
+    monkeypatch.setattr(blas_threads._STATE, "backoff_until", -1.0)
     monkeypatch.setattr(blas_threads, "_idle_cores", lambda: 1)
     assert blas_threads.threads_for(10**9) == 1  # a busy machine: one thread waits for no core
     monkeypatch.setattr(blas_threads, "_idle_cores", lambda: 2)
     assert blas_threads.threads_for(10**9) == 2
     assert blas_threads.threads_for(blas_threads.SMALL_PRODUCT - 1) == 1
     assert blas_threads.threads_for(blas_threads.LIBRARY_ONE_THREAD) is None
+
+
+def test_a_threaded_product_slower_than_one_thread_means_one_thread_for_a_while(libraries, monkeypatch):
+    monkeypatch.setattr(blas_threads._STATE, "backoff_until", -1.0)
+    monkeypatch.setattr(blas_threads, "_idle_cores", lambda: 2)
+    rate = blas_threads._one_thread_rate()
+    assert 1e-12 < rate < 1e-8  # seconds per multiply-add: 0.1-1000 GFlop/s
+    blas_threads._after_threaded(10**8, 0.5 * 10**8 * rate, 2)  # twice as fast: fine
+    assert blas_threads.threads_for(10**8) == 2
+    blas_threads._after_threaded(10**8, 20 * 10**8 * rate, 2)  # a thread waited for a core
+    assert blas_threads.threads_for(10**8) == 1
+    monkeypatch.setattr(blas_threads._STATE, "backoff_until", -1.0)
+    assert blas_threads.threads_for(10**8) == 2
 
 
 def test_the_idle_cores_estimate_counts_other_tasks_only():
