@@ -2,9 +2,10 @@
 
 OpenBLAS splits a product over its threads (its default: one per core) and waits for all of
 them. Where another process keeps a core busy, the second thread waits for a time slice on
-every call, and a product takes 10-40x longer (measured on 2 cores with one busy process: a
-64x16000 @ 16000x128 product 338 ms on two threads, 7.7 ms on one; G4's gradient in mode fast
-1.78 s against 0.28 s). After a threaded call its threads also spin for ~0.13 s, taking a core.
+every call, and a product takes 10-300x longer (measured on 2 cores with one busy process:
+110x110 @ 110x110 65 us on one thread, 24 ms on two; 64x16000 @ 16000x128 7.7 ms against
+338 ms; G4's gradient in mode fast 0.28 s against 1.78 s). After a threaded call its threads
+also spin for ~0.13 s, taking a core.
 So symscan decides per product ("auto"):
 
 - a loop whose body multiplies matrices runs with one thread (many small products), set once
@@ -17,8 +18,9 @@ So symscan decides per product ("auto"):
 It only ever lowers the count, and restores what it found: OPENBLAS_NUM_THREADS,
 OMP_NUM_THREADS and threadpoolctl limits the user set stay ceilings. The libraries are found
 once with threadpoolctl (without it nothing changes); a switch is then a direct ctypes call
-(measured: 0.3 us to read, 0.6 us to set, where threadpoolctl's ``threadpool_limits`` takes
-600 us: it scans the loaded libraries on each use).
+(measured: 0.23 us to read, 0.5 us to set; lowering and restoring around a loop or a product
+3-5 us with the bookkeeping, where threadpoolctl's ``threadpool_limits`` takes 140-600 us: it
+scans the loaded libraries on each use).
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ SCIPY_BLAS = "scipy.linalg.cython_blas"
 
 LIBRARY_ONE_THREAD = 262_144
 """OpenBLAS runs a gemm of at most this many multiply-adds on one thread by itself
-(``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD``): nothing to decide below it."""
+(``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD``): nothing to decide below it. (Above it
+some shapes go threaded, some not: 64x64 @ 64x128, 5.2e5, does; 100x100 @ 100x100, 1e6, not.)"""
 
 SMALL_PRODUCT = 2_000_000
 """Below this many multiply-adds a second thread does not pay on a quiet machine; such products
@@ -134,33 +137,42 @@ def setting() -> int | None:
 
 def _request(threads: int) -> bool:
     """Lower every library to ``threads`` (never above what it had); False: nothing to do."""
-    if setting() == 0 or not libraries():
+    if not libraries() or config.blas_threads == 0:
         return False
-    with _STATE.lock:
-        if not _STATE.requests:
-            _STATE.saved = [lib.get() for lib in _STATE.libraries]
-            _STATE.applied = None
-        _STATE.requests.append(threads)
-        _apply(min(_STATE.requests))
+    state = _STATE
+    with state.lock:
+        requests = state.requests
+        requests.append(threads)
+        if len(requests) == 1:
+            state.saved = [lib.get() for lib in state.libraries]
+            state.applied = None
+        if state.applied is None or threads < state.applied:
+            _apply(threads)
     return True
 
 
 def _release(threads: int) -> None:
-    with _STATE.lock:
-        _STATE.requests.remove(threads)
-        if _STATE.requests:
-            _apply(min(_STATE.requests))
+    state = _STATE
+    with state.lock:
+        requests = state.requests
+        requests.remove(threads)
+        if requests:
+            _apply(min(requests))
             return
-        for lib, count in zip(_STATE.libraries, _STATE.saved):
-            lib.set(count)
-        _STATE.applied = None
+        for lib, count in zip(state.libraries, state.saved):
+            if count > state.applied:
+                lib.set(count)
+        state.applied = None
 
 
 def _apply(threads: int) -> None:
-    if threads != _STATE.applied:
-        for lib, count in zip(_STATE.libraries, _STATE.saved):
-            lib.set(min(threads, count))
-        _STATE.applied = threads
+    """(Under the lock.) Every library at ``threads``, or at what it had if that was fewer."""
+    state = _STATE
+    if threads != state.applied:
+        for lib, count in zip(state.libraries, state.saved):
+            if min(threads, count) != min(state.applied or count, count):
+                lib.set(min(threads, count))
+        state.applied = threads
 
 
 def loop_start() -> bool:
