@@ -139,6 +139,7 @@ def emit_dot(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
 
 @emits(MatMul)
 def emit_matmul(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """``np.matmul`` in loops, else with the BLAS threads each product's size deserves."""
     matmul = _blas_name(gen, "matmul") if not getattr(gen, "loop_depth", 0) else "np.matmul"
     gen.line(f"{outs[0]} = {matmul}({ins[0]}, {ins[1]})")
     scalar_results(gen, node, outs)
