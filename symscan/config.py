@@ -59,6 +59,19 @@ class Config:
     a set ``$OPENBLAS_CORETYPE`` keeps it too, whatever this says. Read when a function is
     compiled; the copy, once loaded, stays loaded in the process.
 
+    ``blas_threads``: how many threads numpy's and scipy's OpenBLAS give a matrix product
+    (symscan/backends/blas_threads.py). "auto" (the default): one for the products of a loop and
+    for small ones, for a large one outside loops as many as there are idle cores; a number n:
+    n for large products outside loops, one for the rest; "off" (or 0): symscan never changes
+    the library's setting. It only ever lowers the library's count (OPENBLAS_NUM_THREADS,
+    OMP_NUM_THREADS and threadpoolctl limits stay ceilings); ``$SYMSCAN_BLAS_THREADS``.
+
+    ``compile_messages``: a numba compile that runs longer than ``compile_message_after``
+    seconds says so while it runs (the function, the loop, the time so far: a line on stderr,
+    a display in a notebook), and the default mode notes when its background compile takes
+    over. False (``$SYMSCAN_QUIET=1``) keeps them all quiet; ``$SYMSCAN_COMPILE_MESSAGE_AFTER``
+    sets the delay (default 1 s).
+
     ``debug_checks`` makes the rewriter re-check graph invariants after each rewrite; the
     test suite turns it on.
 
@@ -72,8 +85,19 @@ class Config:
         self.mode = os.environ.get("SYMSCAN_MODE") or "fast"
         self.numba_after = _seconds_or_none(os.environ.get("SYMSCAN_NUMBA_AFTER", "0.5"))
         self.numba_private_blas = _on(os.environ.get("SYMSCAN_PRIVATE_BLAS", "1"))
+        self.blas_threads = os.environ.get("SYMSCAN_BLAS_THREADS", "auto")
+        self.compile_messages = not _on(os.environ.get("SYMSCAN_QUIET", "0"))
+        self.compile_message_after = float(os.environ.get("SYMSCAN_COMPILE_MESSAGE_AFTER", "1.0"))
         self.scan = ScanConfig()
         self.warn = WarnConfig()
+
+    @property
+    def blas_threads(self) -> str | int:
+        return self._blas_threads
+
+    @blas_threads.setter
+    def blas_threads(self, value: str | int) -> None:
+        self._blas_threads = _blas_threads(value)
 
     @property
     def floatX(self) -> str:
@@ -88,6 +112,19 @@ class Config:
 
 def _on(text: str) -> bool:
     return text.strip().lower() not in ("0", "off", "false", "no")
+
+
+def _blas_threads(value: str | int) -> str | int:
+    """"auto", or a number of threads (0 for "off")."""
+    text = str(value).strip().lower()
+    if text == "auto":
+        return "auto"
+    if text == "off":
+        return 0
+    if text.isdigit():
+        return int(text)
+    raise ValueError(f"config.blas_threads (or $SYMSCAN_BLAS_THREADS) must be 'auto', 'off' or a number of threads "
+                     f"(0 is off), got {value!r}")
 
 
 def _seconds_or_none(text: str) -> float | None:

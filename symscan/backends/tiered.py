@@ -14,16 +14,21 @@ after all output); a non-daemon thread or an exit hook that waits would hold a f
 for the rest of the compile. So a child process compiles: a fresh interpreter (``subprocess``:
 fork is unsafe with threads, and multiprocessing's spawn runs the user's ``__main__`` again) that
 gets the pickled graph, fills numba's on-disk kernel cache (numba/cache.py) and sends back the
-state. It is killed when the program exits or the function is collected: teardown never meets
-it. The first call after it ended loads the kernels from the cache in a non-daemon thread (~1 s,
-joined at exit), so the hand-over comes 2-3 s later than from a thread, while the fast evaluator
-answers. Without a writable cache directory the tier stays fast.
+state. It runs at the lowest priority (``COMPILE_NICENESS``), and while it runs the program's
+products get one BLAS thread, so that the calls answered meanwhile are as fast as mode fast's.
+It is killed when the program exits or the function is collected: teardown never meets it. The
+first call after it ended loads the kernels from the cache in a non-daemon thread (~1 s, joined
+at exit), so the hand-over comes 2-3 s later than from a thread, while the fast evaluator
+answers. A compile that runs longer than ``config.compile_message_after`` gets a line on stderr
+when a call sees it running, and one when it ends (progress.py). Without a writable cache
+directory the tier stays fast.
 """
 
 from __future__ import annotations
 
 import copy
 import importlib.util
+import os
 import pickle
 import subprocess
 import sys
@@ -36,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from symscan.backends import blas_threads, progress
 from symscan.backends.fast import FastEvaluator
 from symscan.config import config
 from symscan.scan.op import Scan
@@ -43,6 +49,17 @@ from symscan.tensor.random import generator_states
 
 _ROOT = Path(__file__).resolve().parents[2]  # the folder holding this symscan (and rewrites)
 _CHILD = f"import sys; sys.path.insert(0, {str(_ROOT)!r}); import symscan.backends.tiered as t; t.compile_in_child()"
+
+COMPILE_NICENESS = 19
+"""The compile process's priority, taken by its first line whatever the parent's (an absolute
+value; lowering one's own priority needs no privilege): on a machine with few cores the
+program's own calls keep theirs (on 2 cores, LSTM training steps ran 1.6-2.4x slower than mode
+fast while the compile took a core at the same priority). The price: where every core is kept
+busy by others, the compile waits for them."""
+
+CHILD_ENVIRONMENT = {"SYMSCAN_QUIET": "1", "OPENBLAS_NUM_THREADS": "1"}
+"""The compile process speaks only through its state (its stderr's last line is the reason it
+failed), and its check run multiplies on one thread: a background job."""
 
 
 def numba_installed() -> bool:
@@ -67,8 +84,17 @@ class TieredEvaluator(FastEvaluator):
         self._check: tuple | None = None  # copies of the inputs, shared values and results
         self._loader: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._compile_started = 0.0
+        self._announced = False  # the note that a long compile runs was written
 
     def __call__(self, inputs: Sequence, shared: dict | None = None) -> list:
+        if self.state != "compiling":
+            return self._call(inputs, shared)
+        self._announce()
+        with blas_threads.one_thread():  # the compile process has a core: no BLAS thread waits for it
+            return self._call(inputs, shared)
+
+    def _call(self, inputs: Sequence, shared: dict | None) -> list:
         compiled = self.compiled
         if compiled is not None:
             return compiled(inputs, shared)
@@ -88,6 +114,7 @@ class TieredEvaluator(FastEvaluator):
         self._check = ([_copy(v) for v in inputs], {k: _copy(v, before) for k, v in (shared or {}).items()},
                        [_copy(v) for v in results])
         self.state = "compiling"
+        self._compile_started = time.monotonic()
         try:
             self._child = CompileProcess((self.fgraph, self.name, *self._check))
         except Exception as err:  # noqa: BLE001 - an op that does not pickle, no interpreter: stays fast
@@ -105,6 +132,8 @@ class TieredEvaluator(FastEvaluator):
         state = child.result()
         if state != "numba":
             self.state = state
+            if self._announced:
+                progress.note(f"function {self.name!r} stays in mode fast: {state.removeprefix('stays fast ')}")
             return
         # not a daemon: loading from the cache runs LLVM too (briefly), to finish before teardown
         self._loader = threading.Thread(target=self._load, name=f"symscan numba: {self.name}")
@@ -114,6 +143,18 @@ class TieredEvaluator(FastEvaluator):
         numba_version, state = build_numba(self.fgraph, self.name, *self._check)
         self._check = None
         self.compiled, self.state = numba_version, state
+        if self._announced:
+            took = time.monotonic() - self._compile_started
+            progress.note(f"function {self.name!r} runs in numba from now on (compiled in {took:.1f} s)"
+                          if numba_version is not None else f"function {self.name!r} stays in mode fast: "
+                          f"{state.removeprefix('stays fast ')}")
+
+    def _announce(self) -> None:
+        """Once the compile has run ``config.compile_message_after`` seconds: one line saying so."""
+        if not self._announced and time.monotonic() - self._compile_started >= config.compile_message_after:
+            self._announced = True
+            progress.note(f"numba is compiling function {self.name!r} in the background (mode fast answers "
+                          "meanwhile)")
 
     def wait(self, timeout: float | None = None) -> str:
         """Wait for the numba version, compiled and loaded (tests, benchmarks); returns ``state``."""
@@ -143,8 +184,10 @@ class CompileProcess:
             # the shared values' keys are the graph's variables: one pickle keeps them the same
             pickle.dump(job, payload)
             payload.seek(0)
-            self.process = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=payload, stdout=self.out,
-                                            stderr=self.err)
+            lowest = ("import os; hasattr(os, 'setpriority') and "
+                      f"os.setpriority(os.PRIO_PROCESS, 0, {COMPILE_NICENESS}); ")
+            self.process = subprocess.Popen([sys.executable, "-c", lowest + _CHILD], stdin=payload, stdout=self.out,
+                                            stderr=self.err, env={**os.environ, **CHILD_ENVIRONMENT})
 
     def result(self) -> str:
         """The state it sent, or why it sent none (its exit status and last line of stderr)."""

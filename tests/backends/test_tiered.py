@@ -13,6 +13,7 @@ import pytest
 
 import symscan as ss
 import symscan.tensor as T
+from symscan.backends import tiered
 
 pytest.importorskip("numba")
 
@@ -74,6 +75,7 @@ def test_a_function_that_keeps_running_hands_over_without_wait(rng, tmp_path, mo
     answers from then on with the same results."""
     monkeypatch.setenv("SYMSCAN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(ss.config, "numba_after", 0.0)
+    monkeypatch.setattr(tiered, "COMPILE_NICENESS", 0)  # other jobs may keep every core busy: no starving
     X, h0 = T.matrix("X"), T.vector("h0")
     hs, _ = ss.scan(lambda x, h: T.tanh(x + 0.5 * h), sequences=X, outputs_info=h0)
     f = ss.function([X, h0], hs)
@@ -98,3 +100,40 @@ def test_without_a_writable_kernel_cache_the_function_stays_fast(rng, tmp_path, 
     f = ss.function([X, h0], hs)
     f(rng.normal(size=(4, 3)), np.zeros(3))
     assert f._evaluate.wait(60) == f"stays fast (the kernel cache {tmp_path / 'a file' / 'numba'} cannot be written)"
+
+
+def test_the_compile_process_runs_at_the_lowest_priority(rng, tmp_path, monkeypatch):
+    """Nice 19 from its first line on (an absolute value: a niced parent gives the same); the
+    test stops it as soon as it is seen."""
+    monkeypatch.setenv("SYMSCAN_CACHE_DIR", str(tmp_path))
+    X, h0 = T.matrix("X"), T.vector("h0")
+    hs, _ = ss.scan(lambda x, h: T.tanh(x + h), sequences=X, outputs_info=h0)
+    f = ss.function([X, h0], hs, mode="fast")
+    values = [rng.normal(size=(4, 3)), np.zeros(3)]
+    child = tiered.CompileProcess((f.fgraph, "f", values, {}, f(*values)))
+    try:
+        niceness, deadline = None, time.monotonic() + 30
+        while niceness != 19 and child.process.poll() is None and time.monotonic() < deadline:
+            niceness = os.getpriority(os.PRIO_PROCESS, child.process.pid)
+            time.sleep(0.002)
+        assert niceness == 19
+    finally:
+        child.stop()
+
+
+def test_a_long_background_compile_is_noted_when_it_starts_and_when_it_takes_over(rng, tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("SYMSCAN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ss.config, "numba_after", 0.0)
+    monkeypatch.setattr(ss.config, "compile_message_after", 0.0)
+    monkeypatch.setattr(tiered, "COMPILE_NICENESS", 0)
+    X, h0 = T.matrix("X"), T.vector("h0")
+    hs, _ = ss.scan(lambda x, h: T.tanh(x + 0.25 * h), sequences=X, outputs_info=h0)
+    f = ss.function([X, h0], hs, name="noted")
+    values = [rng.normal(size=(6, 3)), np.zeros(3)]
+    f(*values)
+    f(*values)  # sees the compile running
+    assert f._evaluate.wait(120) == "numba"
+    err = capfd.readouterr().err.splitlines()
+    assert err[0] == "symscan: numba is compiling function 'noted' in the background (mode fast answers meanwhile)"
+    assert err[1].startswith("symscan: function 'noted' runs in numba from now on (compiled in ")
+    assert len(err) == 2

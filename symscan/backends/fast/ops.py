@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from symscan.backends import blas_threads
 from symscan.backends.fast.codegen import Codegen, emit_perform, emits, scalar_results
 from symscan.graph.basic import Constant
 from symscan.scan.checks import AfterChecks
@@ -12,7 +13,7 @@ from symscan.tensor.broadcast import SumToShape, sum_to_shape
 from symscan.tensor.creation import Alloc
 from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS, Cast, Elemwise
 from symscan.tensor.linalg import QR, SVD, Cholesky, Det, Eigh, Eigvalsh, MatrixInverse, Pinv, SlogDet, Solve
-from symscan.tensor.math import Dot, Reduce
+from symscan.tensor.math import Dot, MatMul, Reduce
 from symscan.tensor.random import RandomVariable
 from symscan.tensor.shape import DimShuffle, Join, MakeVector, Shape, SpecifyShape, check_specified_shape
 from symscan.tensor.sort import ArgSort, Sort
@@ -122,11 +123,33 @@ def emit_cast(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
 
 @emits(Dot)
 def emit_dot(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """Inside a loop ``np.dot`` (the loop runs on one BLAS thread); outside, a matrix product
+    gets the BLAS threads its size deserves (blas_threads.py)."""
     a, b = node.inputs
+    outside = not getattr(gen, "loop_depth", 0) and max(a.ndim, b.ndim) >= 2 and min(a.ndim, b.ndim) >= 1
     if a.ndim <= 2 and b.ndim <= 2:
-        gen.line(f"{outs[0]} = np.dot({ins[0]}, {ins[1]})")
+        gen.line(f"{outs[0]} = {_blas_name(gen, 'dot') if outside else 'np.dot'}({ins[0]}, {ins[1]})")
+    elif outside and b.ndim <= 2:  # perform's one flattened product
+        perform, bound_node = gen.bind(node.op.perform, "perform"), gen.bind(node, "node")
+        size = f"{_blas_name(gen, 'dot_size')}({ins[0]}, {ins[1]})"
+        gen.line(f"{outs[0]}, = {_blas_name(gen, 'product')}({perform}, {size}, {bound_node}, [{ins[0]}, {ins[1]}])")
     else:
         emit_perform(gen, node, ins, outs)
+
+
+@emits(MatMul)
+def emit_matmul(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
+    """``np.matmul`` in loops, else with the BLAS threads each product's size deserves."""
+    matmul = _blas_name(gen, "matmul") if not getattr(gen, "loop_depth", 0) else "np.matmul"
+    gen.line(f"{outs[0]} = {matmul}({ins[0]}, {ins[1]})")
+    scalar_results(gen, node, outs)
+
+
+def _blas_name(gen: Codegen, function: str) -> str:
+    """The global name of ``blas_threads.<function>`` in the generated code."""
+    name = f"_blas_{function}"
+    gen.namespace.setdefault(name, getattr(blas_threads, function))
+    return name
 
 
 LINALG_CALLS = {MatrixInverse: "np.linalg.inv", Det: "np.linalg.det", SlogDet: "np.linalg.slogdet",

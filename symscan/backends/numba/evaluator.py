@@ -25,6 +25,7 @@ from symscan.backends.fast.loops import emit_scan, write_scan
 from symscan.backends.numba import branches, indexing, linalg_ops, nested, unique  # noqa: F401 - register numba forms
 from symscan.backends.numba.blas import matmul_helper
 from symscan.backends.numba.cache import load_kernel
+from symscan.backends.numba.compile_status import KernelPlace, compile_status, listen_to_compiles
 from symscan.backends.numba.kernel import LoopKernel
 from symscan.backends.numba.ops import NotCompilable
 from symscan.scan.op import Scan
@@ -48,13 +49,17 @@ class KernelCompileError(Exception):
     """Numba could not compile a kernel it was given (a gap in the numba op table)."""
 
 
-def run_kernel(kernel, *args):
-    """Call a kernel; numba's compile errors become ``KernelCompileError``."""
+def run_kernel(kernel, place: KernelPlace, *args):
+    """Call a kernel; numba's compile errors become ``KernelCompileError``; a compile it starts
+    (the first call, or new argument layouts) is announced if long (``compile_status``)."""
+    compile_status.place = place
     try:
         return kernel(*args)
     except NumbaError as err:
         where = getattr(sys.modules.get(kernel.py_func.__module__), "__file__", "in memory")
         raise KernelCompileError(f"{str(err).strip().splitlines()[0]} (kernel: {where})") from err
+    finally:
+        compile_status.place = None
 
 
 class NumbaEvaluator(FastEvaluator):
@@ -64,7 +69,9 @@ class NumbaEvaluator(FastEvaluator):
         self.report: list[LoopReport] = []
         self._fast: FastEvaluator | None = None
         self.fallback_reason: str | None = None
+        self._loops = sum(isinstance(node.op, Scan) for node in fgraph.apply_nodes)
         _quiet_numba()
+        listen_to_compiles()
         super().__init__(fgraph, name)
 
     def emitters(self) -> dict:
@@ -74,7 +81,8 @@ class NumbaEvaluator(FastEvaluator):
         label = node.op.info.name or "scan"
         mark, counts = len(gen.lines), dict(gen._counts)
         try:
-            write_scan(gen, node, ins, outs, _kernel_loop)
+            place = KernelPlace(self.name, label, len(self.report) + 1, self._loops)
+            write_scan(gen, node, ins, outs, partial(_kernel_loop, place=place))
         except NotCompilable as err:
             del gen.lines[mark:]
             gen._counts = counts
@@ -137,11 +145,11 @@ def outer_matmul(matmul, a, b):
     return matmul(rows, b).reshape(a.shape[:-1] + (b.shape[1],))
 
 
-def _kernel_loop(loop, n: str, views, outputs, shared: list[str], steps: str) -> None:
+def _kernel_loop(loop, n: str, views, outputs, shared: list[str], steps: str, place: KernelPlace) -> None:
     """``write_scan``'s body: the loop as a kernel call (NotCompilable before any line)."""
     kernel = LoopKernel(loop, n, views, outputs, shared, steps)
     compiled = load_kernel(kernel.source())
-    name = loop.gen.bind(partial(run_kernel, compiled), "kernel")
+    name = loop.gen.bind(partial(run_kernel, compiled, place), "kernel")
     for line in kernel.call_lines(name):
         loop.gen.line(line)
 
