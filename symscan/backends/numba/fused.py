@@ -117,6 +117,7 @@ class GroupWriter:
         self.staged: dict = {}  # member node -> the parameter of the scratch array holding its function's result
         self.lines: list[str] = []  # the loops function's body
         self._stage_args: list[tuple[str, str]] = []  # (kernel's scratch array, its parameter)
+        self.needs: tuple[str, ...] = ()  # module lines the loops function needs (numpy's loops)
         self._counts: dict[str, int] = {}
 
     def fresh(self, prefix: str) -> str:
@@ -175,7 +176,7 @@ class GroupWriter:
                   + list(self.scalars.values()))
         head = [f"    {flag} = 1 if {name}.shape[{axis}] != 1 else 0"
                 for name, flags in self.arrays.values() for axis, flag in enumerate(flags)]
-        return _define(self.gen, "_fgroup", params, head + self.lines)
+        return _define(self.gen, "_fgroup", params, head + self.lines, self.needs)
 
     def _allocate(self, out: str, root, shape: str) -> None:
         """The root's array: its buffer row, else a scratch array kept across steps where its
@@ -224,7 +225,11 @@ class GroupWriter:
             return [f"{temp}[{', '.join(self.index)}] = {expr}"]
 
         self._loop([arg_var], body)
-        self.lines.append(f"    {_module_loop(self.gen, name, self.group.dtype)}({temp}, {temp})")
+        helper = f"_npy_{name}_{self.group.dtype}_into"
+        needed = ("from symscan.backends.numba.ufuncs import numpy_loop",
+                  f"{helper} = numpy_loop({name!r}, {self.group.dtype!r}, True)")
+        self.needs += tuple(line for line in needed if line not in self.needs)
+        self.lines.append(f"    {helper}({temp}, {temp})")
 
     def _loop(self, wanted: list, body) -> None:
         """One loop over the shape computing the members ``wanted`` needs (earlier stages'
@@ -285,15 +290,25 @@ class GroupWriter:
 FLAGS = "cache=True, error_model='numpy', nogil=True, boundscheck=False"
 
 
-def _define(gen, prefix: str, params: list[str], body: list[str]) -> str:
-    """A jitted function of the kernel's module, named by the hash of its source (defined once)."""
+def _define(gen, prefix: str, params: list[str], body: list[str], needs: tuple[str, ...] = ()) -> str:
+    """A jitted function in a module of its own, named by the hash of its source: a group of
+    the same structure in any kernel, function or process reuses it (numba's disk cache keeps
+    its machine code per argument types), and the kernel's module binds it by name."""
     import hashlib
 
     text = "\n".join(body)
-    name = f"{prefix}_{hashlib.sha256((','.join(params) + text).encode()).hexdigest()[:12]}"
-    if f"def {name}(" not in "\n".join(gen.module_lines):
-        gen.module_lines += ["", f"@numba.njit({FLAGS})", f"def {name}({', '.join(params)}):"] + body + [""]
+    name = f"{prefix}_{hashlib.sha256((','.join(params) + text + ''.join(needs)).encode()).hexdigest()[:12]}"
+    source = "\n".join(["import numpy as np", "import numba", "", *needs, "",
+                        f"@numba.njit({FLAGS})", f"def {name}({', '.join(params)}):", text, ""])
+    line = f"{name} = _load_kernel({source!r}, {name!r})"
+    if line not in gen.module_lines:
+        if _LOADER not in gen.module_lines:
+            gen.module_lines.append(_LOADER)
+        gen.module_lines.append(line)
     return name
+
+
+_LOADER = "from symscan.backends.numba.cache import load_kernel as _load_kernel"
 
 
 def _staged_function(node) -> tuple[str, str] | None:
@@ -309,12 +324,6 @@ def _staged_function(node) -> tuple[str, str] | None:
 def _plain_staged(node) -> bool:
     """A member whose value is its scratch array's element (sigmoid's needs more)."""
     return node.op.name in STAGED
-
-
-def _module_loop(gen, name: str, dtype: str) -> str:
-    from symscan.backends.numba.ops import _module_loop as module_loop
-
-    return module_loop(gen, name, dtype, into=True)
 
 
 def emit_group(gen, group: Group, names: dict, out: str) -> None:
