@@ -28,9 +28,11 @@ from symscan.graph.basic import Variable
 from symscan.graph.traversal import ancestors
 from symscan.scan.args import RecurrentEntry, ScanArgs, SequenceEntry
 from symscan.scan.checks import CheckRowShape, InitialRows, StepCount
+from symscan.tensor.basic import constant
 from symscan.tensor.creation import arange
 from symscan.tensor.elemwise import maximum
-from symscan.tensor.shape import concatenate, dimshuffle
+from symscan.tensor.shape import dimshuffle
+from symscan.tensor.subtensor import set_subtensor
 
 
 @dataclass
@@ -152,13 +154,17 @@ class LoopRemoval:
         return Rewritten(result, detail)
 
     def _whole(self, entry: RecurrentEntry, solution: Solution) -> Variable:
-        """The buffer: initial rows, then one row per step."""
+        """The buffer: initial rows, then one row per step. A closed form computes the buffer
+        in one array: its first rows (step 1's values, ``ts`` starts at 1) are then
+        overwritten by the initial rows, in place, with no second array the buffer's size."""
         if id(entry) not in self._full:
             if solution.full is not None:
                 self._full[id(entry)] = solution.full
             else:
-                rows = solution.at_steps(arange(1, self.steps + 1, dtype="int64"))
-                self._full[id(entry)] = concatenate([solution.history, rows])
+                span = entry.span
+                ts = maximum(arange(1 - span, self.steps + 1, dtype="int64"), constant(1, dtype="int64"))
+                rows = solution.at_steps(ts)
+                self._full[id(entry)] = set_subtensor(rows[:span], solution.history)
         return self._full[id(entry)]
 
     def _output(self, entry: RecurrentEntry, solution: Solution) -> Variable:

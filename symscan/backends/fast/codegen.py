@@ -3,6 +3,8 @@
 Each op class has an emitter (``@emits(OpClass)``) that writes the lines computing a node
 from the names of its inputs; ops without one call their own ``perform`` (correct, slower).
 Variables are locals of one generated function; constants and helpers are its globals.
+With ``frees``, an intermediate array's name is deleted after its last reader, so its memory
+goes back as soon as nothing needs it (a local would otherwise hold it until the return).
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ def emits(*op_classes: type, table: dict[type, Callable] | None = None) -> Calla
 class Codegen:
     """The source of one function being written, with its namespace of globals."""
 
-    def __init__(self, emitters: dict[type, Callable] | None = None, fallback: Callable | None = None) -> None:
+    def __init__(self, emitters: dict[type, Callable] | None = None, fallback: Callable | None = None,
+                 frees: bool = False) -> None:
         self.emitters = EMITTERS if emitters is None else emitters  # op class -> emitter
         self.fallback = emit_perform if fallback is None else fallback  # for ops without one
+        self.frees = frees  # ``del`` dead intermediates (plain Python; a numba kernel keeps them)
         self.lines: list[str] = []
         self.namespace: dict[str, object] = {"np": np}
         self.indent = 1
@@ -65,8 +69,12 @@ class Codegen:
 
     def graph(self, fgraph: FunctionGraph, names: dict[Variable, str]) -> list[str]:
         """Emit every node of ``fgraph``; ``names`` maps its inputs (and gains the rest)."""
-        for node in fgraph.toposort():
+        order = fgraph.toposort()
+        dead = dead_values(order, fgraph.outputs) if self.frees else {}
+        for position, node in enumerate(order):
             self.node(node, names)
+            if position in dead:
+                self.line(f"del {', '.join(names[v] for v in dead[position])}")
         return [self.name_of(v, names) for v in fgraph.outputs]
 
     def name_of(self, var: Variable, names: dict[Variable, str]) -> str:
@@ -88,6 +96,24 @@ class Codegen:
     def source(self, name: str, params: list[str], results: list[str]) -> str:
         body = self.lines + [f"    return [{', '.join(results)}]"]
         return f"def {name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
+
+
+def dead_values(order: list[Apply], outputs: list[Variable]) -> dict[int, list[Variable]]:
+    """The arrays computed in ``order`` that are dead after each position: read last there
+    (or never read, dead where they are made). Inputs belong to the caller or to the code
+    around a loop body, outputs to the caller: neither is ever dead."""
+    last: dict[Variable, int] = {}
+    for position, node in enumerate(order):
+        for var in node.inputs:
+            if var in last:
+                last[var] = position
+        for var in node.outputs:
+            last[var] = position
+    kept, dead = set(outputs), {}
+    for var, position in last.items():
+        if var not in kept and getattr(var.type, "ndim", 0) > 0:
+            dead.setdefault(position, []).append(var)
+    return dead
 
 
 def emit_perform(gen: Codegen, node: Apply, ins: list[str], outs: list[str]) -> None:

@@ -19,7 +19,7 @@ class FastEvaluator:
     def __init__(self, fgraph: FunctionGraph, name: str = "symscan_function"):
         self.fgraph = fgraph
         self.name = name
-        gen = Codegen(self.emitters())
+        gen = Codegen(self.emitters(), frees=True)
         gen.namespace.update(ops.elemwise_namespace())
         gen.namespace.update(loops.HELPERS)
         self.shared = fgraph.shared_variables

@@ -92,9 +92,16 @@ class _Loop:
         self.stable = not self.args.shared and all(shape_stable(n) for n in node.op.inner.apply_nodes)
         # the steps the buffers have rows for: all n of them, unless the loop has until
         self.room = self.name("room") if self.args.until is not None else self.name("n")
+        self.arrays: list[str] = []  # locals that may hold arrays or views into them
 
     def name(self, what: str) -> str:
         return f"{self.p}_{what}"
+
+    def array_name(self, what: str) -> str:
+        """A local holding an array, or a view that keeps one alive: released after the loop."""
+        name = self.name(what)
+        self.arrays.append(name)
+        return name
 
 
 class _Output:
@@ -164,7 +171,7 @@ def write_scan(gen: Codegen, node, ins: list[str], outs: list[str], body) -> Non
     outputs += [_Output(loop, e, len(outputs) + i, False) for i, e in enumerate(args.nit_sot)]
     for out in outputs:
         _prepare(loop, out, loop.room)
-    shared = [loop.name(f"sh{i}") for i in range(len(args.shared))]
+    shared = [loop.array_name(f"sh{i}") for i in range(len(args.shared))]
     for name, entry in zip(shared, args.shared):
         if isinstance(entry.outer.type, GeneratorType):  # the loop's own: its draws may advance it in place
             gen.line(f"{name} = {gen.bind(entry.outer.type.copy_value, 'copy_generator')}({loop.outer[entry.outer]})")
@@ -181,6 +188,17 @@ def write_scan(gen: Codegen, node, ins: list[str], outs: list[str], body) -> Non
     if node.op.info.profile:
         record = gen.bind(_profile_record(gen, node), "record")
         gen.line(f"{record}(_perf() - {loop.name('t0')})")
+    if gen.frees:
+        _release(loop)
+
+
+def _release(loop: _Loop) -> None:
+    """After the loop, its locals let go of their arrays: a view or the last step's row keeps
+    a whole sequence or buffer alive (the results hold what they need). ``= None``, not
+    ``del``: a loop of no steps never binds its step locals."""
+    names = list(dict.fromkeys(loop.arrays))
+    if names:
+        loop.gen.line(f"{' = '.join(names)} = None")
 
 
 def _one_blas_thread(loop: _Loop, write_body) -> None:
@@ -218,7 +236,7 @@ def _sequence_views(loop: _Loop, n: str, back: str) -> list[tuple[str, object]]:
     for seq, length in zip(args.sequences, lengths):
         data = loop.outer[seq.outer]
         for tap, inner in zip(seq.taps, seq.inner):
-            view, off = loop.name(f"seq{len(views)}"), seq.offset(tap)
+            view, off = loop.array_name(f"seq{len(views)}"), seq.offset(tap)
             end = f"{length} - {seq.span} + {off}"
             gen.line(f"{view} = {data}[{end} - {n}:{end}][::-1] if {back} else {data}[{off}:{off} + {n}]")
             views.append((view, inner))
@@ -228,6 +246,7 @@ def _sequence_views(loop: _Loop, n: str, back: str) -> list[tuple[str, object]]:
 def _prepare(loop: _Loop, out: _Output, room: str) -> None:
     """Initial window locals and the output's storage (rows for ``room`` steps), before the loop."""
     gen, entry, dtype = loop.gen, out.entry, out.entry.inner_out.type.dtype
+    loop.arrays += ([out.rows] + out.window if out.recurrent else []) + [out.last if out.keeps_last_only else out.store]
     if out.recurrent:
         rows = out.rows
         gen.line(f"{rows} = _scan_initial({loop.a}, {gen.bind(entry, 'entry')}, {loop.outer[entry.outer_init]})")
@@ -243,6 +262,7 @@ def _prepare(loop: _Loop, out: _Output, room: str) -> None:
                      f"dtype={dtype!r})")
         if not out.window:  # taps too far back for locals: the body reads a full history buffer
             gen.line(f"{out.store}_taps = _scan_history({rows}, {room}, {dtype!r})")
+            loop.arrays.append(f"{out.store}_taps")
         return
     shape = entry.inner_out.type.shape
     if out.keeps_last_only:
@@ -258,7 +278,7 @@ def _loop_body(loop: _Loop, n: str, views, outputs: list[_Output], shared: list[
     gen, args = loop.gen, loop.args
     t = loop.name("t")
     names = {}
-    heads = [loop.name(f"x{k}") for k in range(len(views))]
+    heads = [loop.array_name(f"x{k}") for k in range(len(views))]
     for (_, inner), head in zip(views, heads):
         names[inner] = head
     slots = _plan_slots(loop, outputs, t)
@@ -270,7 +290,7 @@ def _loop_body(loop: _Loop, n: str, views, outputs: list[_Output], shared: list[
             if out.window:
                 names[inner] = out.window[out.history + tap]
             else:
-                names[inner] = loop.name(f"r{len(names)}")
+                names[inner] = loop.array_name(f"r{len(names)}")
                 gen.line(f"{names[inner]} = {out.store}_taps[{out.history + tap} + {t}]")
     for entry, name in zip(args.shared, shared):
         names[entry.inner_in] = name
@@ -280,6 +300,7 @@ def _loop_body(loop: _Loop, n: str, views, outputs: list[_Output], shared: list[
         gen.line(f"{slot} = {row}")
         gen.out_slots[out.entry.inner_out] = slot
     results = gen.graph(loop.node.op.inner, names)
+    loop.arrays += [names[v] for v in loop.node.op.inner.outputs if v.owner is not None]  # the last step's
     for out in slots:
         gen.out_slots.pop(out.entry.inner_out, None)
     for out, value in zip(outputs, results):
@@ -348,7 +369,7 @@ def _plan_slots(loop: _Loop, outputs: list[_Output], t: str) -> dict:
                 or not isinstance(node.op, Elemwise) or (not out.recurrent and None in entry.inner_out.type.shape)
                 or (entry.ring is not None and entry.ring <= out.history)):
             continue
-        slot, big = loop.name(f"slot{i}"), loop.name(f"big{i}")
+        slot, big = loop.array_name(f"slot{i}"), loop.name(f"big{i}")
         row = (f"{out.store}[{t} % {out.store}.shape[0]]" if entry.ring is not None
                else f"{out.store}[{out.history} + {t}]")
         gen.line(f"{big} = np.prod({out.store}.shape[1:]) >= {IN_PLACE_MIN_SIZE}")

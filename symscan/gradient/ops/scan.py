@@ -33,13 +33,14 @@ from symscan.graph.clone import clone_graph, clone_replace
 from symscan.graph.traversal import ancestors, graph_inputs, toposort
 from symscan.scan.args import NitSotEntry, NonSeqEntry, RecurrentEntry, ScanArgs, SequenceEntry
 from symscan.scan.op import Scan
+from symscan.tensor.assertion import assert_that
 from symscan.tensor.basic import as_tensor_variable, constant, static_int
 from symscan.tensor.creation import zeros, zeros_like
 from symscan.tensor.elemwise import Elemwise, add, eq, ge, lt, maximum, minimum, switch
 from symscan.tensor.elemwise import abs as absolute
 from symscan.tensor.random import GeneratorType
 from symscan.tensor.shape import concatenate, shape, stack
-from symscan.tensor.subtensor import IncSubtensor, inc_subtensor
+from symscan.tensor.subtensor import INT, IncSubtensor, inc_subtensor
 
 
 # ---------------------------------------------------------------------------- connections
@@ -172,6 +173,7 @@ class _Reverse:
         self.steps_run, self.steps = self._step_counts()
         self.backwards = self._direction()
         self.active = self._active_states()
+        self.last_only = self._last_step_cotangents()
         body = self._clone_body()
         self.cot, self.totals = self._cotangent_placeholders(), {}
         known = self._known_grads(body)
@@ -270,7 +272,7 @@ class _Reverse:
         for e in self.args.buffered + self.args.shared:
             value_type = _step_type(e)
             slots = {}
-            if id(e) in self.given and not _is_shared(e):
+            if id(e) in self.given and not _is_shared(e) and id(e) not in self.last_only:
                 slots["given"] = value_type.make_variable(name=f"d{e.label or 'out'}[t]")
             if any(e is a for a in self.active):
                 rows = _window(e)
@@ -485,7 +487,9 @@ class _Reverse:
         return placeholder
 
     def _carry_init(self, c: _Carry) -> Variable:
-        """Zeros, or for a shared state the cotangent of its final value."""
+        """Zeros, or for a shared state the cotangent of its final value, or for a state whose
+        last step alone has a cotangent that cotangent (the first step of the reverse loop
+        adds it, as it would add the row of the given cotangents)."""
         if not isinstance(c.entry, NonSeqEntry) and _is_shared(c.entry) and id(c.entry) in self.given:
             return self.given[id(c.entry)]
         if isinstance(c.entry, NonSeqEntry):
@@ -493,7 +497,29 @@ class _Reverse:
         init = c.entry.outer_init if isinstance(c.entry, RecurrentEntry) else c.entry.outer
         if isinstance(c.entry, RecurrentEntry) and c.entry in self.args.mit_sot:
             init = init[:c.entry.span] if _window(c.entry) > 1 else init[0]
-        return zeros_like(init, dtype=c.placeholder.dtype)
+        zero = zeros_like(init, dtype=c.placeholder.dtype)
+        last = self.last_only.get(id(c.entry))
+        if last is None:
+            return zero
+        message = (f"grad: the cost reads the last step of {c.entry.label or 'a scan output'}, but the loop ran no "
+                   "steps (index -1 is out of bounds for axis 0 with size 0)")
+        return assert_that(add(zero, last), ge(self.steps_run, constant(1, dtype=self.steps_run.dtype)),
+                           message=message)
+
+    def _last_step_cotangents(self) -> dict:
+        """States whose given cotangent is zero but at the last step (a cost of ``states[-1]``):
+        by entry id, that step's cotangent. The reverse loop starts its carry there instead of
+        reading a sequence of zeros as long as the trace."""
+        found = {}
+        for e in self.active:
+            if not isinstance(e, RecurrentEntry) or _window(e) > 1 or id(e) not in self.given:
+                continue
+            node = self._given_parts(e)[1].owner
+            if (node is not None and isinstance(node.op, IncSubtensor) and not node.op.set_instead_of_inc
+                    and node.op.spec == (INT,) and static_int(node.inputs[2]) == -1 and _is_zeros(node.inputs[0])
+                    and node.inputs[1].dtype == _step_type(e).dtype):
+                found[id(e)] = node.inputs[1]
+        return found
 
     # ------------------------------------------------------------------ rows of outer buffers
     def _output_rows(self, position: int, e, tap: int) -> Variable:
