@@ -51,16 +51,17 @@ class _Buffers:
 
     free_after: dict[str, int] = field(default_factory=dict)  # name -> index of its last reader
     kinds: dict[str, tuple] = field(default_factory=dict)
+    read_as: dict[str, str] = field(default_factory=dict)  # a lent input: the name the chain reads it by
 
-    def add(self, name: str, kind: tuple, last_read: int) -> None:
-        self.free_after[name], self.kinds[name] = last_read, kind
+    def add(self, name: str, kind: tuple, last_read: int, read_as: str | None = None) -> None:
+        self.free_after[name], self.kinds[name], self.read_as[name] = last_read, kind, read_as or name
 
     def take(self, kind: tuple, index: int, reads: list[str]) -> str | None:
         """A buffer of this kind nobody reads after node ``index`` (node ``index`` may read it:
         an elementwise call reads each element before writing it)."""
         for name, last in self.free_after.items():
-            if self.kinds[name] == kind and (last < index or last == index and name in reads):
-                del self.free_after[name], self.kinds[name]
+            if self.kinds[name] == kind and (last < index or last == index and self.read_as[name] in reads):
+                del self.free_after[name], self.kinds[name], self.read_as[name]
                 return name
         return None
 
@@ -142,7 +143,7 @@ def _lend_marked_input(gen: Codegen, node: Apply, ins: list[str], last_read: dic
     guard = _fits(node, ins, f"{ins[position]}.shape", skip=position)
     gen.line(f"{lent} = {ins[position]} if {guard} else None")
     full = frozenset(v for v, outer in zip(node.op.inner.inputs, node.inputs) if outer.ndim > 0)
-    buffers.add(lent, (inner_input.dtype, full), last_read.get(inner_input, -1))
+    buffers.add(lent, (inner_input.dtype, full), last_read.get(inner_input, -1), read_as=ins[position])
 
 
 __all__ = ["emit_composite"]
