@@ -12,8 +12,11 @@ through the producers of its operands, a producer joins when
   subchain feeding an array group stays out, since fused it would run once per element of
   the array instead of once (0-d nodes form groups of their own);
 - it has no static length 1 where the root has another length (the same reason, per axis);
-- every reader of its result is in the group, so the group has one output and the node is
-  computed nowhere else.
+- every reader of its result is in the group; or else its result becomes an extra output of
+  the fused node, when that keeps its shape (it reads every input of the group that has axes,
+  since a fused node's outputs all have the broadcast shape of its inputs; 0-d groups always
+  can) and no path leads from its readers outside back into the group (the fused node would
+  feed itself).
 
 Groups of one node stay as they are. The Composite computes each inner node with the same
 numpy function, in the node's own dtype, so results, warnings and errors (a broadcast that
@@ -38,6 +41,12 @@ once numba lowers ``Composite`` (``symscan/backends/numba/fused.py``)."""
 MAX_GROUP = 64
 """A cap on the nodes of one group: the Composite's label, signature and generated code stay small."""
 
+MAX_REGROWTHS = 4
+"""How often a group is grown again without members that cannot be extra outputs."""
+
+MAX_SEARCH = 500
+"""Nodes visited looking for a path from an extra output's readers back into its group."""
+
 
 def fusion_allowed(fgraph: FunctionGraph) -> bool:
     """Not when the graph goes to numba (see ``FUSE_FOR_NUMBA``); ``function`` sets the mark."""
@@ -48,14 +57,14 @@ def fusion_allowed(fgraph: FunctionGraph) -> bool:
 def fuse_elementwise(fgraph: FunctionGraph) -> list:
     if not fusion_allowed(fgraph):
         return []
-    fused, assigned = [], set()
+    fused = []
     for node in reversed(fgraph.toposort()):
-        if node in assigned or not _fusable(node):
+        # each group is replaced at once: later groups see it as one node (and never enter it)
+        if node not in fgraph.apply_nodes or not _fusable(node):
             continue
-        group = _grow(fgraph, node)
-        assigned.update(group)
+        group, extras = _group(fgraph, node)
         if len(group) > 1:
-            fused.append(_replace(fgraph, node, group))
+            fused.append(_replace(fgraph, node, group, extras))
     return fused
 
 
@@ -63,38 +72,105 @@ def _fusable(node: Apply) -> bool:
     return isinstance(node.op, (Elemwise, Cast))
 
 
-def _grow(fgraph: FunctionGraph, root: Apply) -> set[Apply]:
-    """The group rooted at ``root`` (see the module docstring), in no particular order."""
+def _group(fgraph: FunctionGraph, root: Apply) -> tuple[set, list]:
+    """The group rooted at ``root`` and its members read outside it (extra outputs), grown
+    again without the members that cannot be extra outputs until every one can."""
+    refused: set[Apply] = set()
+    for _ in range(MAX_REGROWTHS):
+        group = _grow(fgraph, root, refused)
+        extras = [n for n in _ordered(root, group) if n is not root and _read_outside(fgraph, n, group)]
+        bad = _bad_extras(fgraph, root, group, extras)
+        if not bad:
+            return group, extras
+        refused |= bad
+    return _grow(fgraph, root, None), []
+
+
+def _grow(fgraph: FunctionGraph, root: Apply, refused: set | None) -> set[Apply]:
+    """Producers joining from the root upwards (see the module docstring); one read outside
+    the group joins unless it was ``refused`` (None: refuse all)."""
     group = {root}
     pending = [root]
     while pending and len(group) < MAX_GROUP:
         node = pending.pop()
         for var in node.inputs:
             producer = var.owner
-            if producer is None or producer in group or not _joins(fgraph, producer, root, group):
+            if producer is None or producer in group or not _joins(producer, root):
+                continue
+            if _read_outside(fgraph, producer, group) and (refused is None or producer in refused):
                 continue
             group.add(producer)
             pending.append(producer)
     return group
 
 
-def _joins(fgraph: FunctionGraph, producer: Apply, root: Apply, group: set) -> bool:
+def _joins(producer: Apply, root: Apply) -> bool:
     out, target = producer.outputs[0], root.outputs[0]
     if not _fusable(producer) or out.ndim != target.ndim:
         return False
-    if any(n == 1 and m != 1 for n, m in zip(out.type.shape, target.type.shape)):
-        return False  # computed once along that axis, it would be computed per element
-    return all(client != OUTPUT and client in group for client, _ in fgraph.clients[out])
+    # computed once along an axis of static length 1, it would be computed per element there
+    return not any(n == 1 and m != 1 for n, m in zip(out.type.shape, target.type.shape))
 
 
-def _replace(fgraph: FunctionGraph, root: Apply, group: set) -> tuple:
+def _read_outside(fgraph: FunctionGraph, node: Apply, group: set) -> bool:
+    return any(client == OUTPUT or client not in group for client, _ in fgraph.clients[node.outputs[0]])
+
+
+def _bad_extras(fgraph: FunctionGraph, root: Apply, group: set, extras: list) -> set[Apply]:
+    """Extra outputs that would change a shape or close a cycle.
+
+    A fused output has the broadcast shape of all the group's inputs; an extra output keeps its
+    own only if it reads every input with axes (for 0-d groups, all shapes are ()). And no
+    reader outside may lead back into the group: the group would then feed itself."""
+    bad = set()
+    if root.outputs[0].ndim > 0:
+        shaping = {v for v in _group_inputs(root, group) if v.ndim > 0}
+        bad |= {n for n in extras if not shaping <= _inputs_read(n, group)}
+    return bad | {n for n in extras if n not in bad and _leads_back(fgraph, n, group)}
+
+
+def _inputs_read(node: Apply, group: set) -> set[Variable]:
+    """The values from outside the group that ``node`` reads through group members."""
+    read, pending, seen = set(), [node], set()
+    while pending:
+        current = pending.pop()
+        for var in current.inputs:
+            if var.owner in group:
+                if var.owner not in seen:
+                    seen.add(var.owner)
+                    pending.append(var.owner)
+            else:
+                read.add(var)
+    return read
+
+
+def _leads_back(fgraph: FunctionGraph, node: Apply, group: set) -> bool:
+    """Whether a reader of ``node`` outside the group reaches a group member (or whether the
+    search is too long to tell: then it is taken to)."""
+    pending = [c for c, _ in fgraph.clients[node.outputs[0]] if c != OUTPUT and c not in group]
+    seen: set = set()
+    while pending:
+        current = pending.pop()
+        if current in group:
+            return True
+        if current in seen:
+            continue
+        seen.add(current)
+        if len(seen) > MAX_SEARCH:
+            return True
+        pending.extend(c for out in current.outputs for c, _ in fgraph.clients.get(out, []) if c != OUTPUT)
+    return False
+
+
+def _replace(fgraph: FunctionGraph, root: Apply, group: set, extras: list) -> tuple:
     """Replace the group by one Composite node; the record for the report."""
     inputs = _group_inputs(root, group)
-    out = root.outputs[0]
-    op, (new,) = composite_of(inputs, [out])
-    new.name = out.name
-    fgraph.replace(out, new, reason="fusion")
-    return out, new, f"{len(group)} nodes -> {op}"
+    olds = [root.outputs[0]] + [n.outputs[0] for n in extras]
+    op, news = composite_of(inputs, olds)
+    for old, new in zip(olds, news):
+        new.name = old.name
+    fgraph.replace_all(zip(olds, news), reason="fusion")
+    return olds[0], news[0], f"{len(group)} nodes -> {op}" + (f" ({len(news)} outputs)" if extras else "")
 
 
 def _group_inputs(root: Apply, group: set) -> list[Variable]:

@@ -78,6 +78,9 @@ class Composite(StructuralEquality, Op):
         """The outputs as nested calls of the inputs ``i0, i1, ...`` (comma-separated)."""
         return ", ".join(expression(self.inner, out) for out in self.inner.outputs)
 
+    def __repr__(self) -> str:
+        return f"Composite{{{self.formula()}}}"
+
     def __str__(self) -> str:
         text = self.formula()
         if len(text) > SHORT_LABEL:

@@ -9,9 +9,9 @@ instead of one per node. Every node still computes
 in its own dtype (a buffer is reused only by a node of the buffer's dtype), so the results
 are the unfused chain's.
 
-Where the inplace rewrite marked the node, the first such array may be the marked input
-itself (when it has the full shape and is large enough: checked at run time); inside a loop,
-the last call may write into the output's buffer row (``into_buffer``).
+Where the inplace rewrite marked the node, the marked input is such an array too (for the
+values of its shape); inside a loop, the last call may write into the output's buffer row
+(``into_buffer``).
 """
 
 from __future__ import annotations
@@ -51,17 +51,16 @@ class _Buffers:
 
     free_after: dict[str, int] = field(default_factory=dict)  # name -> index of its last reader
     kinds: dict[str, tuple] = field(default_factory=dict)
-    read_as: dict[str, str] = field(default_factory=dict)  # a lent input: the name the chain reads it by
 
-    def add(self, name: str, kind: tuple, last_read: int, read_as: str | None = None) -> None:
-        self.free_after[name], self.kinds[name], self.read_as[name] = last_read, kind, read_as or name
+    def add(self, name: str, kind: tuple, last_read: int) -> None:
+        self.free_after[name], self.kinds[name] = last_read, kind
 
     def take(self, kind: tuple, index: int, reads: list[str]) -> str | None:
         """A buffer of this kind nobody reads after node ``index`` (node ``index`` may read it:
         an elementwise call reads each element before writing it)."""
         for name, last in self.free_after.items():
-            if self.kinds[name] == kind and (last < index or last == index and self.read_as[name] in reads):
-                del self.free_after[name], self.kinds[name], self.read_as[name]
+            if self.kinds[name] == kind and (last < index or last == index and name in reads):
+                del self.free_after[name], self.kinds[name]
                 return name
         return None
 
@@ -72,7 +71,7 @@ def _emit_array_chain(gen: Codegen, node: Apply, ins: list[str], names: dict) ->
     last_read = _last_reads(order, inner.outputs)
     shapes = _shape_classes(node)
     buffers = _Buffers()
-    _lend_marked_input(gen, node, ins, last_read, buffers, shapes)
+    _lend_marked_input(node, ins, last_read, buffers)
     slot = gen.out_slots.get(node.outputs[0]) if len(node.outputs) == 1 else None
     for index, inner_node in enumerate(order):
         args = [gen.name_of(v, names) for v in inner_node.inputs]
@@ -130,20 +129,14 @@ def _shape_classes(node: Apply) -> dict[Variable, frozenset]:
     return classes
 
 
-def _lend_marked_input(gen: Codegen, node: Apply, ins: list[str], last_read: dict, buffers: _Buffers,
-                       shapes: dict) -> None:
-    """The input the inplace rewrite marked, as a buffer of the full shape (that of the values
-    reading every input with axes) when it has that shape at run time (else None: ``out=None``
-    allocates)."""
+def _lend_marked_input(node: Apply, ins: list[str], last_read: dict, buffers: _Buffers) -> None:
+    """The input the inplace rewrite marked (memory nothing else reads), as a buffer for the
+    values of its own shape: those that read no other input with axes."""
     position = node.tag.get("inplace")
-    if position is None or node.inputs[position].ndim != node.outputs[0].ndim:
+    if position is None:
         return
     inner_input = node.op.inner.inputs[position]
-    lent = gen.fresh("lent")
-    guard = _fits(node, ins, f"{ins[position]}.shape", skip=position)
-    gen.line(f"{lent} = {ins[position]} if {guard} else None")
-    full = frozenset(v for v, outer in zip(node.op.inner.inputs, node.inputs) if outer.ndim > 0)
-    buffers.add(lent, (inner_input.dtype, full), last_read.get(inner_input, -1), read_as=ins[position])
+    buffers.add(ins[position], (inner_input.dtype, frozenset([inner_input])), last_read.get(inner_input, -1))
 
 
 __all__ = ["emit_composite"]
