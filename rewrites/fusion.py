@@ -57,14 +57,16 @@ def fusion_allowed(fgraph: FunctionGraph) -> bool:
 def fuse_elementwise(fgraph: FunctionGraph) -> list:
     if not fusion_allowed(fgraph):
         return []
+    order = fgraph.toposort()
+    position = {node: i for i, node in enumerate(order)}
     fused = []
-    for node in reversed(fgraph.toposort()):
+    for node in reversed(order):
         # each group is replaced at once: later groups see it as one node (and never enter it)
         if node not in fgraph.apply_nodes or not _fusable(node):
             continue
-        group, extras = _group(fgraph, node)
+        group, extras = _group(fgraph, node, position)
         if len(group) > 1:
-            fused.append(_replace(fgraph, node, group, extras))
+            fused.append(_replace(fgraph, node, sorted(group, key=position.get), extras))
     return fused
 
 
@@ -72,36 +74,61 @@ def _fusable(node: Apply) -> bool:
     return isinstance(node.op, (Elemwise, Cast))
 
 
-def _group(fgraph: FunctionGraph, root: Apply) -> tuple[set, list]:
+def _group(fgraph: FunctionGraph, root: Apply, position: dict) -> tuple[set, list]:
     """The group rooted at ``root`` and its members read outside it (extra outputs), grown
-    again without the members that cannot be extra outputs until every one can."""
+    again without the members that cannot be extra outputs until every one can; a 0-d group
+    takes its members' 0-d readers too (siblings), unless that closes a cycle through the root."""
     refused: set[Apply] = set()
-    for _ in range(MAX_REGROWTHS):
-        group = _grow(fgraph, root, refused)
-        extras = [n for n in _ordered(root, group) if n is not root and _read_outside(fgraph, n, group)]
-        bad = _bad_extras(fgraph, root, group, extras)
-        if not bad:
-            return group, extras
-        refused |= bad
-    return _grow(fgraph, root, None), []
+    for siblings in ((True, False) if root.outputs[0].ndim == 0 else (False,)):
+        for _ in range(MAX_REGROWTHS):
+            group = _grow(fgraph, root, refused, position if siblings else None)
+            extras = [n for n in sorted(group, key=position.get)
+                      if n is not root and _read_outside(fgraph, n, group)]
+            if siblings and _leads_back(fgraph, root, group):
+                break
+            bad = _bad_extras(fgraph, root, group, extras)
+            if not bad:
+                return group, extras
+            refused |= bad
+    return _grow(fgraph, root, None, None), []
 
 
-def _grow(fgraph: FunctionGraph, root: Apply, refused: set | None) -> set[Apply]:
+def _grow(fgraph: FunctionGraph, root: Apply, refused: set | None, siblings: dict | None) -> set[Apply]:
     """Producers joining from the root upwards (see the module docstring); one read outside
-    the group joins unless it was ``refused`` (None: refuse all)."""
+    the group joins unless it was ``refused`` (None: refuse all). With ``siblings`` (the
+    nodes' positions in a topological order), readers of members join too."""
     group = {root}
     pending = [root]
     while pending and len(group) < MAX_GROUP:
         node = pending.pop()
-        for var in node.inputs:
-            producer = var.owner
-            if producer is None or producer in group or not _joins(producer, root):
+        joining = [var.owner for var in node.inputs if var.owner is not None]
+        if siblings is not None:
+            joining += [c for c, _ in fgraph.clients[node.outputs[0]] if c != OUTPUT and _sibling(c, group, siblings)]
+        for other in joining:
+            if other in group or not _joins(other, root):
                 continue
-            if _read_outside(fgraph, producer, group) and (refused is None or producer in refused):
+            if _read_outside(fgraph, other, group) and (refused is None or other in refused):
                 continue
-            group.add(producer)
-            pending.append(producer)
+            group.add(other)
+            pending.append(other)
     return group
+
+
+def _sibling(node: Apply, group: set, position: dict) -> bool:
+    """A reader of members whose other operands do not depend on the group (searched upwards
+    down to the first member's position; ``_leads_back`` checks the paths the other way)."""
+    first = min(position[n] for n in group)
+    pending = [v.owner for v in node.inputs if v.owner is not None and v.owner not in group]
+    seen: set = set()
+    while pending:
+        current = pending.pop()
+        if current in group or len(seen) > MAX_SEARCH:
+            return False
+        if current in seen or position.get(current, first) < first:  # (a fused node: searched)
+            continue
+        seen.add(current)
+        pending.extend(v.owner for v in current.inputs if v.owner is not None)
+    return True
 
 
 def _joins(producer: Apply, root: Apply) -> bool:
@@ -124,7 +151,7 @@ def _bad_extras(fgraph: FunctionGraph, root: Apply, group: set, extras: list) ->
     reader outside may lead back into the group: the group would then feed itself."""
     bad = set()
     if root.outputs[0].ndim > 0:
-        shaping = {v for v in _group_inputs(root, group) if v.ndim > 0}
+        shaping = {v for v in _group_inputs(group) if v.ndim > 0}
         bad |= {n for n in extras if not shaping <= _inputs_read(n, group)}
     return bad | {n for n in extras if n not in bad and _leads_back(fgraph, n, group)}
 
@@ -162,9 +189,9 @@ def _leads_back(fgraph: FunctionGraph, node: Apply, group: set) -> bool:
     return False
 
 
-def _replace(fgraph: FunctionGraph, root: Apply, group: set, extras: list) -> tuple:
+def _replace(fgraph: FunctionGraph, root: Apply, group: list, extras: list) -> tuple:
     """Replace the group by one Composite node; the record for the report."""
-    inputs = _group_inputs(root, group)
+    inputs = _group_inputs(group)
     olds = [root.outputs[0]] + [n.outputs[0] for n in extras]
     op, news = composite_of(inputs, olds)
     for old, new in zip(olds, news):
@@ -173,30 +200,14 @@ def _replace(fgraph: FunctionGraph, root: Apply, group: set, extras: list) -> tu
     return olds[0], news[0], f"{len(group)} nodes -> {op}" + (f" ({len(news)} outputs)" if extras else "")
 
 
-def _group_inputs(root: Apply, group: set) -> list[Variable]:
-    """The values the group reads from outside, in a stable order (0-d constants stay inner)."""
+def _group_inputs(group) -> list[Variable]:
+    """The values the group reads from outside, in the order its members (in topological
+    order) read them; 0-d constants stay inside."""
     seen: dict[Variable, None] = {}
-    for node in _ordered(root, group):
+    members = set(group)
+    for node in group:
         for var in node.inputs:
-            if var.owner in group or (isinstance(var, Constant) and var.type.ndim == 0):
+            if var.owner in members or (isinstance(var, Constant) and var.type.ndim == 0):
                 continue
             seen.setdefault(var, None)
     return list(seen)
-
-
-def _ordered(root: Apply, group: set) -> list[Apply]:
-    """The group's nodes in topological order, depth first from the root: a stable order, so
-    the inputs are numbered as the chain reads them (every member is an ancestor of the root)."""
-    order, done = [], set()
-
-    def visit(node: Apply) -> None:
-        if node in done:
-            return
-        done.add(node)
-        for var in node.inputs:
-            if var.owner in group:
-                visit(var.owner)
-        order.append(node)
-
-    visit(root)
-    return order

@@ -99,6 +99,21 @@ def test_scalar_groups_take_every_value_read_outside(rng):
     assert str(node.op) == "Composite{sub,maximum,mul,add (4 ops)}"  # short: pictures and debugprint
 
 
+def test_scalar_groups_take_sibling_readers_unless_they_depend_on_the_group(rng):
+    n = T.lscalar("n")
+    empty = T.eq(n, 0)
+    a, b = T.switch(empty, 1, n), T.switch(empty, 2, n * 3)
+    f, _ = _agree([n], [T.arange(a), T.arange(b)], [np.int64(4)])
+    (node,) = _composites(f.fgraph)
+    assert node.op.formula() == "switch(eq(i0, 0), 2, mul(i0, 3)), switch(eq(i0, 0), 1, i0)"
+    m = T.maximum(n - 1, 0)
+    length = T.arange(m * 2).shape[0]  # depends on m: m + length cannot join m's group
+    f, _ = _agree([n], [T.arange(m), T.arange(m + length)], [np.int64(4)])
+    (node,) = _composites(f.fgraph)
+    assert node.op.formula() == "mul(maximum(sub(i0, 1), 0), 2), maximum(sub(i0, 1), 0)"
+    assert any(x.op == Elemwise("add") for x in f.fgraph.apply_nodes)
+
+
 def test_gradient_graphs_have_fewer_nodes():
     """Logistic regression's and softmax cross-entropy's gradients (PyTensor: 18 and 23 nodes;
     symscan keeps numpy's broadcasting of lengths it cannot see, so its gradients keep sum_to
