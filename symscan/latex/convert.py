@@ -8,8 +8,8 @@ import re
 import numpy as np
 
 from symscan.graph.basic import Apply, Constant, Variable
-from symscan.latex.names import Name, parse_name, symbol
 from symscan.graph.clone import clone_replace
+from symscan.latex.names import Name, parse_name, symbol
 from symscan.scan.op import Scan
 from symscan.tensor.composite import Composite
 from symscan.tensor.elemwise import Cast, Elemwise

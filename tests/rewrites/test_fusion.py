@@ -3,6 +3,7 @@
 
 import numpy as np
 import pytest
+from fused_graphs import unfused_nodes
 
 import symscan as ss
 import symscan.tensor as T
@@ -12,8 +13,6 @@ from symscan.gradient.verify import verify_grad
 from symscan.scan.op import Scan
 from symscan.tensor.composite import Composite, composite_of
 from symscan.tensor.elemwise import Elemwise
-
-from fused_graphs import unfused_nodes
 
 PY_FUSED = Mode("py-fused", None, "reference", "every rewrite, then the reference interpreter")
 """The reference interpreter on the rewritten graph: Composite's own ``perform``."""
