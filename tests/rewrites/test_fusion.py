@@ -281,3 +281,27 @@ def test_onnx_export_of_a_fused_graph_runs_in_onnxruntime(rng):
     assert _composites(onnx_fn.fgraph)
     for got, want in zip(onnx_fn(*values), fast(*values)):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------- printing, pictures, latex
+def test_debugprint_pictures_and_latex_show_the_chain(tmp_path):
+    from symscan.drawing.describe import op_label
+    from symscan.latex import latex_scan
+
+    x, b = T.matrix("x"), T.vector("b")
+    f = ss.function([x, b], T.sigmoid(x * b + 1.0) * 2.0, mode="fast")
+    (node,) = f.fgraph.apply_nodes
+    assert "Composite{mul(sigmoid(add(mul(i0, i1), 1.0)), 2.0)}" in ss.dprint(f, file="str")
+    assert op_label(node) == "sigmoid((i0 * i1) + 1) * 2"
+    assert "sigmoid" in open(ss.draw(f, tmp_path / "fused.svg")).read()
+    long_chain = x
+    for k in range(12):
+        long_chain = T.tanh(long_chain * b + float(k))
+    (node,) = ss.function([x, b], long_chain, mode="fast").fgraph.apply_nodes
+    assert op_label(node) == "fused 36: * + tanh"
+    xs, h0, W = T.matrix("xs"), T.vector("h0"), T.matrix("W")
+    hs, _ = ss.scan(lambda x, h, W: T.tanh(T.dot(h, W) * 0.5 + x) * 2.0, sequences=xs, outputs_info=h0,
+                    non_sequences=W)
+    (loop,) = [n for n in ss.function([xs, h0, W], hs, mode="fast").fgraph.apply_nodes if isinstance(n.op, Scan)]
+    assert any(isinstance(n.op, Composite) for n in loop.op.inner.apply_nodes)
+    assert latex_scan(loop).text == ss.latex(hs).text
