@@ -18,6 +18,11 @@ through the producers of its operands, a producer joins when
   can) and no path leads from its readers outside back into the group (the fused node would
   feed itself).
 
+A 0-d group (shape arithmetic, mostly) also takes the 0-d elementwise readers of its members
+whose other operands do not depend on the group (siblings: ``switch(c, a, b)`` and
+``switch(c, d, e)`` with one ``c``). Groups are formed from the last node backwards and replaced
+at once, so a later group sees an earlier one as a single node.
+
 Groups of one node stay as they are. The Composite computes each inner node with the same
 numpy function, in the node's own dtype, so results, warnings and errors (a broadcast that
 fails is still numpy's ValueError) are those of the chain.

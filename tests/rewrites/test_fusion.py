@@ -305,3 +305,10 @@ def test_debugprint_pictures_and_latex_show_the_chain(tmp_path):
     (loop,) = [n for n in ss.function([xs, h0, W], hs, mode="fast").fgraph.apply_nodes if isinstance(n.op, Scan)]
     assert any(isinstance(n.op, Composite) for n in loop.op.inner.apply_nodes)
     assert latex_scan(loop).text == ss.latex(hs).text
+
+
+def test_the_rewrite_diff_picture_of_a_fused_graph(tmp_path):
+    a = T.vector("a")
+    f = ss.function([a], T.exp(a) * 2.0 + T.exp(a), mode="fast")
+    text = open(ss.draw(f, tmp_path / "diff.svg", rewrites="diff")).read()
+    assert "exp(i0) * 2" in text  # the fused node, added in place of the chain
