@@ -1,5 +1,7 @@
 """The Composite op: a fused elementwise chain gives exactly the unfused chain's values."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -44,3 +46,17 @@ def test_composite_refuses_other_ops_and_wrong_input_dtypes():
     with pytest.raises(TypeError, match="must have dtype float64"):
         op(T.vector(dtype="float32"))
     assert isinstance(op, Composite)
+
+
+def test_an_output_reading_some_inputs_has_the_broadcast_shape_of_all(rng):
+    """The rewrite never builds one, but the contract holds in every backend."""
+    x, y = T.vector("x"), T.matrix("y")
+    op, outs = composite_of([x, y], [T.exp(x) * 2.0, T.exp(x) + y])
+    xv, yv = rng.normal(size=3), rng.normal(size=(2, 3))
+    want = [np.broadcast_to(np.exp(xv) * 2.0, (2, 3)), np.exp(xv) + yv]
+    modes = ["py", "fast"] + (["onnxruntime"] if importlib.util.find_spec("onnxruntime") else [])
+    for mode in modes:
+        got = ss.function([x, y], outs, mode=mode, rewrites=[])(xv, yv)
+        for g, w in zip(got, want):
+            assert g.shape == (2, 3)
+            np.testing.assert_allclose(g, w, rtol=1e-15)

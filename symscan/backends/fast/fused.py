@@ -39,10 +39,18 @@ def emit_composite(gen: Codegen, node: Apply, ins: list[str], outs: list[str]) -
             result = gen.fresh("f")
             names[inner_node.outputs[0]] = result
             gen.emitters[type(inner_node.op)](gen, inner_node, args, [result])
-    else:
-        _emit_array_chain(gen, node, ins, names)
+        for out, inner_out in zip(outs, inner.outputs):
+            gen.line(f"{out} = {names[inner_out]}")
+        return
+    shapes = _emit_array_chain(gen, node, ins, names)
+    shaping = [name for var, name in zip(node.inputs, ins) if var.ndim > 0]
+    full = frozenset(v for v, outer in zip(inner.inputs, node.inputs) if outer.ndim > 0)
     for out, inner_out in zip(outs, inner.outputs):
-        gen.line(f"{out} = {names[inner_out]}")
+        if shapes[inner_out] == full:
+            gen.line(f"{out} = {names[inner_out]}")
+        else:  # an output that reads only some inputs has the broadcast shape of all (the rewrite makes none)
+            shape = f"np.broadcast_shapes({', '.join(f'np.shape({n})' for n in shaping)})"
+            gen.line(f"{out} = np.array(np.broadcast_to({names[inner_out]}, {shape}))")
 
 
 @dataclass
@@ -65,7 +73,8 @@ class _Buffers:
         return None
 
 
-def _emit_array_chain(gen: Codegen, node: Apply, ins: list[str], names: dict) -> None:
+def _emit_array_chain(gen: Codegen, node: Apply, ins: list[str], names: dict) -> dict:
+    """The chain's lines; returns each inner value's shape class (see ``_shape_classes``)."""
     inner = node.op.inner
     order = inner.toposort()
     last_read = _last_reads(order, inner.outputs)
@@ -90,6 +99,7 @@ def _emit_array_chain(gen: Codegen, node: Apply, ins: list[str], names: dict) ->
             gen.line(f"{result} = {_expression(inner_node, args)}")
         if shapes[out] and name not in BORROWED and out not in inner.outputs:
             buffers.add(result, kind, last_read.get(out, -1))
+    return shapes
 
 
 def _expression(node: Apply, args: list[str]) -> str:
