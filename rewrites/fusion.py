@@ -108,7 +108,8 @@ def _grow(fgraph: FunctionGraph, root: Apply, refused: set | None, siblings: dic
         node = pending.pop()
         joining = [var.owner for var in node.inputs if var.owner is not None]
         if siblings is not None:
-            joining += [c for c, _ in fgraph.clients[node.outputs[0]] if c != OUTPUT and _sibling(c, group, siblings)]
+            joining += [c for c, _ in fgraph.clients[node.outputs[0]]
+                        if c != OUTPUT and c not in group and _joins(c, root) and _sibling(c, group, siblings)]
         for other in joining:
             if other in group or not _joins(other, root):
                 continue
