@@ -240,12 +240,18 @@ def test_loop_bodies_and_branches_are_fused(rng):
 
 
 def test_no_fusion_where_numba_compiles(monkeypatch):
-    x = T.vector("x")
     pytest.importorskip("numba")
-    f = ss.function([x], T.exp(x) + 1.0, mode="numba")
-    assert not _composites(f.fgraph)
+    monkeypatch.setattr(ss.config, "numba_after", 0.5)
+    x, xs = T.vector("x"), T.matrix("xs")
+    chain = T.exp(x) + 1.0
+    loop, _ = ss.scan(lambda row, acc: T.tanh(acc * 0.5 + row) * 2.0, sequences=xs, outputs_info=x)
+    assert not _composites(ss.function([x], chain, mode="numba").fgraph)
+    assert _composites(ss.function([x], chain).fgraph)  # the default mode: no loop, no numba hand-over
+    tiered = ss.function([x, xs], loop, rewrites=["-vectorize"])  # the default mode hands the loop to numba
+    (body,) = [n.op.inner for n in tiered.fgraph.apply_nodes if isinstance(n.op, Scan)]
+    assert not _composites(tiered.fgraph) and not _composites(body)
     monkeypatch.setattr(fusion, "FUSE_FOR_NUMBA", True)
-    assert _composites(ss.function([x], T.exp(x) + 1.0, mode="numba").fgraph)
+    assert _composites(ss.function([x], chain, mode="numba").fgraph)
 
 
 # ---------------------------------------------------------------------------- gradients, ONNX
