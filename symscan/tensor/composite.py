@@ -20,6 +20,14 @@ Contract for backends:
   intermediate dtypes (an int64 sum stays int64 before a float op reads it).
 - ``perform`` evaluates the inner graph with the same numpy functions on the whole arrays, so its
   results, warnings and errors are those of the unfused chain.
+
+What the rewrite builds, beyond the contract: the first output is the chain's last node, the
+others are values the graph reads elsewhere too; in a node with axes every inner value (outputs
+included) reads at least one input with axes, and every output reads all of them (so none
+needs broadcasting to the output shape); 0-d constants are inner, others are inputs; no input
+appears twice. The inplace rewrite may mark a one-output node ``node.tag["inplace"] = i``
+(input ``i`` is memory nothing else reads, of the output's dtype and rank) and, in a loop body,
+``node.tag["into_buffer"]``, as it marks ``Elemwise`` nodes.
 """
 
 from __future__ import annotations
