@@ -9,6 +9,7 @@ from rewrites import (  # noqa: F401
     canonicalize,
     constant_folding,
     delayed_states,
+    fusion,
     ifelse,
     inplace,
     merge,

@@ -7,7 +7,7 @@ import html
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from rewrites.registry import PHASES, Declined, Rewrite, Rewritten
+from rewrites.registry import FINAL_PHASES, PHASES, Declined, Rewrite, Rewritten
 from symscan.config import config
 from symscan.graph.fg import FunctionGraph
 
@@ -69,7 +69,10 @@ class RewriteReport:
 
 
 MAX_ROUNDS = 4
-"""The phases repeat (inplace last, once) until a round changes nothing, at most this often."""
+"""The phases repeat (fusion and inplace last, once) until a round changes nothing, at most this often."""
+
+INHERITED = ("numba_ahead",)
+"""Marks ``function`` sets on its graph that rules read in loop bodies and branches too."""
 
 
 def rewrite_graph(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteReport | None = None,
@@ -80,9 +83,10 @@ def rewrite_graph(fgraph: FunctionGraph, rules: list[Rewrite], report: RewriteRe
     firings: dict[str, int] = {}
     for _ in range(MAX_ROUNDS):
         if not any([_run_phase(fgraph, [r for r in rules if r.phase == phase], report, firings, where)
-                    for phase in PHASES if phase != "inplace"]):
+                    for phase in PHASES if phase not in FINAL_PHASES]):
             break
-    _run_phase(fgraph, [r for r in rules if r.phase == "inplace"], report, firings, where)
+    for phase in FINAL_PHASES:
+        _run_phase(fgraph, [r for r in rules if r.phase == phase], report, firings, where)
     return report
 
 
@@ -110,6 +114,8 @@ def _rewrite_bodies(fgraph: FunctionGraph, rules: list[Rewrite], report: Rewrite
             copy.is_loop_body = True
             copy.n_buffered = getattr(getattr(node.op, "info", None), "n_buffered", 0)
             copy.loop_node = node  # ScanArgs.from_parts(node.op.info, copy, node.inputs) names its inputs
+            for mark in INHERITED:
+                setattr(copy, mark, getattr(fgraph, mark, None))
             _run_phase(copy, rules, report, {}, f"{where}{_loop_name(node.op)} > ")
         if len(report.fired) > fired_before:
             new_node = node.op.with_inner_graphs(copies).make_node(*node.inputs)

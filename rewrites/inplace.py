@@ -1,10 +1,10 @@
 """``inplace``: mark where the fast evaluator may write results into existing memory.
 
-- An elementwise node may overwrite one of its inputs (``node.tag["inplace"] = i``) when
-  nothing else reads that input's memory (the input, nor any array it is a view of), it
-  is not a graph input, a constant, a shared value or a view of one, and it has the
-  output's dtype and number of dimensions (the evaluator still checks the shape at run
-  time, since broadcasting can grow the result).
+- An elementwise node (a fused chain with one output too) may overwrite one of its inputs
+  (``node.tag["inplace"] = i``) when nothing else reads that input's memory (the input, nor
+  any array it is a view of), it is not a graph input, a constant, a shared value or a view
+  of one, and it has the output's dtype and number of dimensions (the evaluator still checks
+  the shape at run time, since broadcasting can grow the result).
 - Inside a loop body, the node that computes a recurrent output may write it straight into
   the output's buffer row (``node.tag["into_buffer"] = True``).
 - A random draw may draw from its generator itself rather than from a copy
@@ -26,6 +26,7 @@ from symscan.scan.ifelse import IfElse
 from symscan.scan.op import Scan
 from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
+from symscan.tensor.composite import Composite
 from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.math import Dot
@@ -67,7 +68,7 @@ def _overwritable(fgraph, node, position: int) -> bool:
 def mark_inplace(fgraph):
     marked = []
     for node in fgraph.toposort():
-        if isinstance(node.op, Elemwise) and "inplace" not in node.tag:
+        if _elementwise(node) and "inplace" not in node.tag:
             for position in range(len(node.inputs)):
                 if _overwritable(fgraph, node, position):
                     node.tag["inplace"] = position
@@ -82,6 +83,10 @@ def mark_inplace(fgraph):
     if getattr(fgraph, "is_loop_body", False):
         marked += _mark_buffer_writes(fgraph)
     return marked
+
+
+def _elementwise(node) -> bool:
+    return isinstance(node.op, Elemwise) or isinstance(node.op, Composite) and len(node.outputs) == 1
 
 
 def _owned_generator(fgraph, node) -> bool:
@@ -108,7 +113,7 @@ def _mark_buffer_writes(fgraph) -> list:
     marked = []
     for position, out in enumerate(fgraph.outputs[:getattr(fgraph, "n_buffered", 0)]):
         node = out.owner
-        if (node is None or "into_buffer" in node.tag or not isinstance(node.op, (Elemwise, Dot))
+        if (node is None or "into_buffer" in node.tag or not (_elementwise(node) or isinstance(node.op, Dot))
                 or any(c != (OUTPUT, position) for c in fgraph.clients[out])):
             continue
         node.tag["into_buffer"] = True

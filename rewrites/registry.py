@@ -9,9 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-PHASES = ("canonicalize", "push_out", "merge", "save_mem", "vectorize", "inplace")
+PHASES = ("canonicalize", "push_out", "merge", "save_mem", "vectorize", "fusion", "inplace")
 """``vectorize`` replaces loops by whole-array computations; it runs after save_mem so that an
-output of which only the last value is read becomes a reduction."""
+output of which only the last value is read becomes a reduction. ``fusion`` and ``inplace`` run
+once, in this order, after the others have reached their fixed point: no other rule needs to
+understand fused nodes, and inplace marks them."""
+
+FINAL_PHASES = ("fusion", "inplace")
+"""The phases that run once, last (the others repeat while something changes)."""
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,7 @@ def test_multi_output_nodes_show_the_output_index():
 def test_dprint_of_a_compiled_function_prints_its_optimised_graph():
     x = T.vector("x")
     s = ss.shared(np.ones(2), name="s")
-    f = ss.function([x], [(x * s).sum(), (x * 2.0) + (x * 2.0)], updates={s: s * 2.0})
+    f = ss.function([x], [(x * s).sum(), (x * 2.0) + (x * 2.0)], updates={s: s * 2.0}, rewrites=["-fusion"])
     text = ss.dprint(f, file="str")
     assert text == ss.dprint(f.fgraph, file="str")
     roots = [line for line in text.splitlines() if not line.startswith(" ")]

@@ -6,9 +6,11 @@ from __future__ import annotations
 import linecache
 import os
 import re
+import textwrap
 
 from symscan.drawing.text import shorten
-from symscan.graph.basic import Apply, Variable
+from symscan.graph.basic import Apply, Constant, Variable
+from symscan.tensor.composite import Composite
 
 SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "int_div": "//", "pow": "**", "neg": "neg",
            "gt": ">", "lt": "<", "ge": ">=", "le": "<=", "eq": "==", "neq": "!="}
@@ -26,6 +28,8 @@ def shorten_lines(label: str) -> str:
 
 def op_label(node: Apply) -> str:
     """``tanh``, ``+``, ``dot``, ``Subtensor{?:}``: the op's str, made short."""
+    if isinstance(node.op, Composite):
+        return composite_label(node.op)
     text = str(node.op)
     elemwise = re.fullmatch(r"Elemwise\{(.*)\}", text)
     if elemwise:
@@ -33,6 +37,34 @@ def op_label(node: Apply) -> str:
     elif text in ("Dot", "MatMul", "Outer"):
         text = text.lower()
     return shorten_lines(text)
+
+
+def composite_label(op: Composite) -> str:
+    """A fused chain: its formula (``sigmoid(i0 + i1)``, inputs numbered as they enter the
+    box) on up to three lines, else the names of its ops."""
+    text = ", ".join(_infix(op.inner, out, top=True) for out in op.inner.outputs)
+    lines = textwrap.wrap(text, LINE_CHARS, break_long_words=False)
+    if len(lines) <= MAX_LINES and all(len(line) <= LINE_CHARS for line in lines):
+        return "\n".join(lines)
+    names = [SYMBOLS.get(getattr(n.op, "name", ""), getattr(n.op, "name", None) or n.op.dtype)
+             for n in op.inner.toposort()]
+    return shorten_lines("\n".join(textwrap.wrap(f"fused {len(names)}: " + " ".join(dict.fromkeys(names)),
+                                                 LINE_CHARS)))
+
+
+def _infix(inner, var: Variable, top: bool = False) -> str:
+    if var in inner.inputs:
+        return f"i{inner.inputs.index(var)}"
+    if isinstance(var, Constant):
+        return format(var.data[()], "g") if var.data.dtype.kind in "fiu" else str(var.data[()])
+    node = var.owner
+    name = getattr(node.op, "name", None)
+    if name in SYMBOLS and len(node.inputs) == 2:
+        text = f" {SYMBOLS[name]} ".join(_infix(inner, v) for v in node.inputs)
+        return text if top else f"({text})"
+    if name == "neg":
+        return f"-{_infix(inner, node.inputs[0])}"
+    return f"{name or node.op.dtype}({', '.join(_infix(inner, v, top=True) for v in node.inputs)})"
 
 
 def type_words(var: Variable) -> str:

@@ -8,8 +8,10 @@ import re
 import numpy as np
 
 from symscan.graph.basic import Apply, Constant, Variable
+from symscan.graph.clone import clone_replace
 from symscan.latex.names import Name, parse_name, symbol
 from symscan.scan.op import Scan
+from symscan.tensor.composite import Composite
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.math import Dot, MatMul
 from symscan.tensor.random import RandomVariable
@@ -66,6 +68,8 @@ class Converter:
             return sympy.Mul(*inputs)
         if isinstance(op, Cast):
             return inputs[0]
+        if isinstance(op, Composite):  # a fused chain: the chain itself, over the node's inputs
+            return self(clone_replace(op.inner.outputs, dict(zip(op.inner.inputs, node.inputs)))[out.index])
         if isinstance(op, DimShuffle):
             return _dimshuffle(op, inputs[0])
         if isinstance(op, Subtensor):

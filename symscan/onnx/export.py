@@ -17,6 +17,7 @@ from onnx import helper, numpy_helper
 
 import symscan.onnx.branches  # noqa: F401  (registers the lowerings)
 import symscan.onnx.checks  # noqa: F401
+import symscan.onnx.fused  # noqa: F401
 import symscan.onnx.indexing  # noqa: F401
 import symscan.onnx.loops  # noqa: F401
 import symscan.onnx.recurrences  # noqa: F401

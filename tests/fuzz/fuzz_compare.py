@@ -39,7 +39,7 @@ MODES: dict[str, dict] = {
     "py": dict(mode="py"),
     "fast": dict(mode="fast"),
     **{f"fast-{tag}": dict(mode="fast", rewrites=[f"-{tag}"])
-       for tag in ("canonicalize", "push_out", "merge", "save_mem", "vectorize", "inplace")},
+       for tag in ("canonicalize", "push_out", "merge", "save_mem", "vectorize", "fusion", "inplace")},
     "onnxruntime": dict(mode="onnxruntime"),
     **({"numba": dict(mode="numba")} if NUMBA else {}),
 }

@@ -6,7 +6,7 @@ import linecache
 import weakref
 from collections.abc import Sequence
 
-from symscan.backends.fast import branches, loops, ops  # noqa: F401  (branches: its emitter registers)
+from symscan.backends.fast import branches, fused, loops, ops  # noqa: F401  (branches, fused: their emitters register)
 from symscan.backends.fast.codegen import EMITTERS, Codegen
 from symscan.backends.reference import with_node_context
 from symscan.graph.fg import FunctionGraph

@@ -25,6 +25,7 @@ from symscan.scan import checks
 from symscan.scan.args import ScanArgs
 from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
+from symscan.tensor.composite import Composite
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.math import ArgReduce, CumOp, Dot, MatMul, Outer, Reduce
 from symscan.tensor.random import GeneratorType
@@ -53,8 +54,8 @@ HELPERS = {"_scan_direction": checks.direction_and_steps, "_scan_check": checks.
            "_blas_loop_start": blas_threads.loop_start, "_blas_loop_end": blas_threads.loop_end}
 
 
-SHAPE_STABLE_OPS = (Elemwise, Cast, Dot, MatMul, Outer, Reduce, ArgReduce, CumOp, Sort, ArgSort, DimShuffle,
-                    Flatten, Shape, MakeVector, Join, IncSubtensor)
+SHAPE_STABLE_OPS = (Elemwise, Cast, Composite, Dot, MatMul, Outer, Reduce, ArgReduce, CumOp, Sort, ArgSort,
+                    DimShuffle, Flatten, Shape, MakeVector, Join, IncSubtensor)
 """Ops whose output shape follows from their input shapes alone (not from input values)."""
 
 
@@ -366,7 +367,8 @@ def _plan_slots(loop: _Loop, outputs: list[_Output], t: str) -> dict:
     for i, out in enumerate(outputs):
         node, entry = out.entry.inner_out.owner, out.entry
         if (node is None or not node.tag.get("into_buffer") or out.keeps_last_only or entry.inner_out.ndim == 0
-                or not isinstance(node.op, Elemwise) or (not out.recurrent and None in entry.inner_out.type.shape)
+                or not isinstance(node.op, (Elemwise, Composite))
+                or (not out.recurrent and None in entry.inner_out.type.shape)
                 or (entry.ring is not None and entry.ring <= out.history)):
             continue
         slot, big = loop.array_name(f"slot{i}"), loop.name(f"big{i}")

@@ -2,6 +2,7 @@
 
 from symscan.gradient.ops import (  # noqa: F401
     checks,
+    composite,
     creation,
     elemwise,
     ifelse,
