@@ -27,8 +27,9 @@ Groups of one node stay as they are. The Composite computes each inner node with
 numpy function, in the node's own dtype, so results, warnings and errors (a broadcast that
 fails is still numpy's ValueError) are those of the chain.
 
-For mode numba and the default mode's numba hand-over, fusion waits for the numba lowering of
-``Composite``: ``FUSE_FOR_NUMBA`` switches it on there. ``rewrites=["-fusion"]`` switches it off.
+Mode numba lowers a Composite in a loop body through its own loops over the elements
+(``symscan/backends/numba/fused.py``); ``FUSE_FOR_NUMBA`` can keep graphs bound for numba
+unfused. ``rewrites=["-fusion"]`` switches fusion off.
 """
 
 from __future__ import annotations
@@ -39,9 +40,8 @@ from symscan.graph.fg import OUTPUT, FunctionGraph
 from symscan.tensor.composite import composite_of
 from symscan.tensor.elemwise import Cast, Elemwise
 
-FUSE_FOR_NUMBA = False
-"""Whether graphs compiled for numba (mode numba, the default mode's hand-over) are fused; on
-once numba lowers ``Composite`` (``symscan/backends/numba/fused.py``)."""
+FUSE_FOR_NUMBA = True
+"""Whether graphs compiled for numba (mode numba, the default mode's hand-over) are fused."""
 
 MAX_GROUP = 64
 """A cap on the nodes of one group: the Composite's label, signature and generated code stay small."""

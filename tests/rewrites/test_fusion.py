@@ -239,19 +239,22 @@ def test_loop_bodies_and_branches_are_fused(rng):
     assert any(isinstance(n.op, Composite) for n in loop.op.inner.apply_nodes)
 
 
-def test_no_fusion_where_numba_compiles(monkeypatch):
+def test_fusion_where_numba_compiles_and_the_loop_stays_a_kernel(monkeypatch):
+    """Graphs bound for numba are fused too: a kernel writes a Composite in its body as loops
+    over the elements (backends/numba/fused.py); ``FUSE_FOR_NUMBA`` keeps them unfused."""
     pytest.importorskip("numba")
-    monkeypatch.setattr(ss.config, "numba_after", 0.5)
     x, xs = T.vector("x"), T.matrix("xs")
     chain = T.exp(x) + 1.0
     loop, _ = ss.scan(lambda row, acc: T.tanh(acc * 0.5 + row) * 2.0, sequences=xs, outputs_info=x)
-    assert not _composites(ss.function([x], chain, mode="numba").fgraph)
-    assert _composites(ss.function([x], chain).fgraph)  # the default mode: no loop, no numba hand-over
-    tiered = ss.function([x, xs], loop, rewrites=["-vectorize"])  # the default mode hands the loop to numba
-    (body,) = [n.op.inner for n in tiered.fgraph.apply_nodes if isinstance(n.op, Scan)]
-    assert not _composites(tiered.fgraph) and not _composites(body)
-    monkeypatch.setattr(fusion, "FUSE_FOR_NUMBA", True)
     assert _composites(ss.function([x], chain, mode="numba").fgraph)
+    f = ss.function([x, xs], loop, mode="numba", rewrites=["-vectorize"])
+    (body,) = [n.op.inner for n in f.fgraph.apply_nodes if isinstance(n.op, Scan)]
+    assert _composites(body)
+    assert f.backend_report() == ["scan: numba"]
+    values = [np.linspace(-1, 1, 3), np.arange(12.0).reshape(4, 3) / 7]
+    np.testing.assert_array_equal(f(*values), ss.function([x, xs], loop, mode="fast", rewrites=["-vectorize"])(*values))
+    monkeypatch.setattr(fusion, "FUSE_FOR_NUMBA", False)
+    assert not _composites(ss.function([x], chain, mode="numba").fgraph)
 
 
 # ---------------------------------------------------------------------------- gradients, ONNX

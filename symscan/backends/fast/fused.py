@@ -51,6 +51,8 @@ def emit_composite(gen: Codegen, node: Apply, ins: list[str], outs: list[str]) -
         else:  # an output that reads only some inputs has the broadcast shape of all (the rewrite makes none)
             shape = f"np.broadcast_shapes({', '.join(f'np.shape({n})' for n in shaping)})"
             gen.line(f"{out} = np.array(np.broadcast_to({names[inner_out]}, {shape}))")
+    if gen.frees:  # the chain's own names go: the evaluator frees the outputs after their last reader
+        gen.line(f"del {', '.join(names[n.outputs[0]] for n in inner.toposort())}")
 
 
 @dataclass
@@ -72,6 +74,19 @@ class _Buffers:
                 return name
         return None
 
+    def take_of_dtype(self, dtype: str, index: int, reads: list[str]) -> str | None:
+        """A dead buffer of this dtype whatever its shape class (the caller checks its shape)."""
+        for name, last in self.free_after.items():
+            if self.kinds[name][0] == dtype and (last < index or last == index and name in reads):
+                del self.free_after[name], self.kinds[name]
+                return name
+        return None
+
+
+LARGE = 4096
+"""Elements from which a buffer whose shape is known only at run time is reused (checking the
+shape costs about a microsecond)."""
+
 
 def _emit_array_chain(gen: Codegen, node: Apply, ins: list[str], names: dict) -> dict:
     """The chain's lines; returns each inner value's shape class (see ``_shape_classes``)."""
@@ -90,11 +105,16 @@ def _emit_array_chain(gen: Codegen, node: Apply, ins: list[str], names: dict) ->
         kind = (out.dtype, shapes[out])
         writes = shapes[out] and name in UFUNCS
         target = buffers.take(kind, index, args) if writes else None
+        maybe = buffers.take_of_dtype(out.dtype, index, args) if writes and target is None else None
         if writes and slot is not None and out is inner.outputs[0] and index == len(order) - 1:
             guard = f"{slot} is not None and " + _fits(node, ins, f"{slot}.shape", size=False)
             gen.line(f"{result} = np.{UFUNCS[name]}({', '.join(args)}, out={slot} if {guard} else {target})")
         elif target is not None:
             gen.line(f"{result} = np.{UFUNCS[name]}({', '.join(args)}, out={target})")
+        elif maybe is not None:  # a large dead buffer of another shape class: used where the shapes agree
+            shape = f"np.broadcast_shapes({', '.join(f'np.shape({a})' for a in args)})"
+            gen.line(f"{result} = np.{UFUNCS[name]}({', '.join(args)}, out={maybe}) if {maybe}.size >= {LARGE} "
+                     f"and {maybe}.shape == {shape} else {_expression(inner_node, args)}")
         else:
             gen.line(f"{result} = {_expression(inner_node, args)}")
         if shapes[out] and name not in BORROWED and out not in inner.outputs:

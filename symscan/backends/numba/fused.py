@@ -352,3 +352,28 @@ def emit_assign(gen, dst: str, ndim: int, src: str, src_ndim: int, op: str = "="
     lines.append("    " * (ndim + 1) + f"dst[{', '.join(index)}] {op} {value}")
     gen.line(f"{_define(gen, '_fassign', ['dst', 'src'], lines)}({dst}, {src})")
     return True
+
+
+def expand_composites(fgraph):
+    """``fgraph`` with each fused ``Composite`` node (the fusion rewrite's) written out again as
+    its chain of elementwise ops over the same inputs, for ``find_groups`` to fuse into loops
+    its own way (staged at numpy's loops), and the map from each variable to its stand-in.
+    The graph itself where it has none."""
+    from symscan.graph.fg import FunctionGraph
+    from symscan.tensor.composite import Composite
+
+    if not any(isinstance(node.op, Composite) for node in fgraph.apply_nodes):
+        return fgraph, {}
+    memo: dict = {}
+    for node in fgraph.toposort():
+        inputs = [memo.get(v, v) for v in node.inputs]
+        if isinstance(node.op, Composite):
+            inner = dict(zip(node.op.inner.inputs, inputs))
+            for part in node.op.inner.toposort():
+                value = part.op(*[inner.get(v, v) for v in part.inputs])
+                inner[part.outputs[0]] = value
+            memo.update((out, inner[inner_out]) for out, inner_out in zip(node.outputs, node.op.inner.outputs))
+        elif any(a is not b for a, b in zip(inputs, node.inputs)):
+            memo.update(zip(node.outputs, node.clone_with_new_inputs(inputs).outputs))
+    outputs = [memo.get(v, v) for v in fgraph.outputs]
+    return FunctionGraph(fgraph.inputs, outputs, clone=False, name=fgraph.name), memo

@@ -56,6 +56,10 @@ class KernelCodegen(Codegen):
     def graph(self, fgraph, names):
         """(A nested loop's body is emitted in the middle of its outer body's.)"""
         outer = getattr(self, "body", None), getattr(self, "inlined", {}), getattr(self, "groups", {})
+        fgraph, stand_ins = fused.expand_composites(fgraph)  # the fusion rewrite's nodes, as loops of ours
+        for old, new in stand_ins.items():
+            if old in self.out_slots:
+                self.out_slots.setdefault(new, self.out_slots[old])
         self.body, self.inlined, self.groups = fgraph, {}, fused.find_groups(fgraph)
         try:
             return super().graph(fgraph, names)
