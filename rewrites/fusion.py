@@ -54,7 +54,8 @@ MAX_SEARCH = 500
 
 
 def fusion_allowed(fgraph: FunctionGraph) -> bool:
-    """Not when the graph goes to numba (see ``FUSE_FOR_NUMBA``); ``function`` sets the mark."""
+    """Always, unless ``FUSE_FOR_NUMBA`` is off and the graph goes to numba (``function`` marks
+    such graphs ``numba_ahead``)."""
     return FUSE_FOR_NUMBA or not getattr(fgraph, "numba_ahead", False)
 
 

@@ -256,7 +256,7 @@ class Function:
         _check_unused(self.inputs, targets, on_unused_input, self._title())
         self.fgraph = FunctionGraph(self.inputs, targets, clone=True, name=name)
         self.fgraph.backend = self.mode.backend  # a few rewrites weigh costs by backend (push_out_seq)
-        # fusion waits for numba's lowering of fused nodes (rewrites/fusion.py)
+        # graphs bound for numba: fusion asks (rewrites/fusion.FUSE_FOR_NUMBA)
         self.fgraph.numba_ahead = self.mode.backend == "numba" or (self._default_mode and worth_tiering(self.fgraph))
         # the inplace rewrite lets a draw advance its shared generator where the update takes its new state
         self.fgraph.update_positions = {var: len(outputs) + i for i, (var, _) in enumerate(self.updates)}

@@ -240,7 +240,7 @@ def _set_folded(item: Item, folded: set[Apply]) -> None:
     """The badge (``+5``) and hover list of the plumbing folded into ``item``."""
     if folded:
         item.badge = f"+{len(folded)}"
-        names = sorted(str(n.op) for n in folded)
+        names = sorted(str(n.op).replace(", ", ",") for n in folded)  # ", " separates the list below
         counted = {name: names.count(name) for name in names}
         item.details["folded"] = shorten(", ".join(f"{k} ×{v}" if v > 1 else k for k, v in counted.items()), 200)
 

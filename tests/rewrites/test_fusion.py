@@ -321,3 +321,13 @@ def test_the_rewrite_diff_picture_of_a_fused_graph(tmp_path):
     f = ss.function([a], T.exp(a) * 2.0 + T.exp(a), mode="fast")
     text = open(ss.draw(f, tmp_path / "diff.svg", rewrites="diff")).read()
     assert "exp(i0) * 2" in text  # the fused node, added in place of the chain
+
+
+def test_real_of_a_float_chain_keeps_its_value_when_the_chain_goes_on():
+    """np.real of a float array is the array itself: the chain must not write over it."""
+    x = T.vector("x")
+    b = T.real(x + 1.0)
+    d = b + T.exp(x) * 3.0
+    data = np.arange(5.0)
+    for got, want in zip(ss.function([x], [d, b], mode="fast")(data), ss.function([x], [d, b], mode="py")(data)):
+        np.testing.assert_array_equal(got, want)

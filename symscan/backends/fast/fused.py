@@ -144,6 +144,10 @@ def _last_reads(order: list[Apply], outputs: list[Variable]) -> dict[Variable, i
             last[var] = index
     for var in outputs:
         last[var] = len(order)
+    for inner_node in order:  # real(x) of a float x is x itself: x lives as long as its result
+        if getattr(inner_node.op, "name", None) in BORROWED:
+            for var in inner_node.inputs:
+                last[var] = max(last[var], last.get(inner_node.outputs[0], -1))
     return last
 
 

@@ -245,11 +245,12 @@ class GroupWriter:
                 self._value(var.owner, values, lines)
         self.lines += [indent + line for line in lines + body(values)]
 
-    def _read(self, var) -> str:
-        """An input's element at the loop's index (a scalar as it is)."""
+    def _read(self, var, condition: bool = False) -> str:
+        """An input's element at the loop's index (a scalar in the group's dtype; a switch's
+        condition as it is: numba would compute float32 + bool in float64)."""
         if var.ndim == 0:
             name = self.scalars[var]
-            keep = var.dtype in (self.group.dtype, "bool")
+            keep = var.dtype == self.group.dtype or (condition and var.dtype == "bool")
             return name if keep else as_dtype(name, self.group.dtype)
         name, flags = self.arrays[var]
         offset = self.ndim - var.ndim
@@ -260,8 +261,9 @@ class GroupWriter:
         var = node.outputs[0]
         if var in values:
             return values[var]
-        operands = [self._value(inp.owner, values, lines) if inp.owner in self.members else self._read(inp)
-                    for inp in node.inputs]
+        switch = node.op.name == "switch"
+        operands = [self._value(inp.owner, values, lines) if inp.owner in self.members
+                    else self._read(inp, condition=switch and i == 0) for i, inp in enumerate(node.inputs)]
         local = self.fresh("e")
         lines.append(f"{local} = {self._expression(node, operands)}")
         values[var] = local

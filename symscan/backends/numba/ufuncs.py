@@ -6,8 +6,9 @@ results may differ from numpy's in the last bit. numpy's ufunc object holds a C 
 each typed inner loop; that pointer is registered with LLVM under a symbol name, so a kernel
 calls the very loop numpy runs, and numba's on-disk cache stays valid in another process
 (the symbol is registered again when this module loads a helper, before any kernel links).
-Each helper is checked bit for bit against numpy once per process; where the check fails (a
-numpy whose ufunc struct differs), kernels use numba's own function instead.
+Each loop is checked bit for bit against numpy once per process, called through its pointer
+with ctypes (nothing to compile); where the check fails (a numpy whose ufunc struct differs),
+kernels use numba's own function instead.
 """
 
 from __future__ import annotations
