@@ -29,7 +29,8 @@ fails is still numpy's ValueError) are those of the chain.
 
 Mode numba lowers a Composite in a loop body through its own loops over the elements
 (``symscan/backends/numba/fused.py``); ``FUSE_FOR_NUMBA`` can keep graphs bound for numba
-unfused. ``rewrites=["-fusion"]`` switches fusion off.
+unfused. The default mode's graphs with loops stay unfused (``fusion_allowed``).
+``rewrites=["-fusion"]`` switches fusion off.
 """
 
 from __future__ import annotations
@@ -54,9 +55,12 @@ MAX_SEARCH = 500
 
 
 def fusion_allowed(fgraph: FunctionGraph) -> bool:
-    """Always, unless ``FUSE_FOR_NUMBA`` is off and the graph goes to numba (``function`` marks
-    such graphs ``numba_ahead``)."""
-    return FUSE_FOR_NUMBA or not getattr(fgraph, "numba_ahead", False)
+    """Always, except in the default mode's graphs with loops (``numba_ahead == "tiered"``,
+    marked by ``function``): their rewrite diffs and pictures still show the user's own ops
+    (``ss.draw(f, rewrites="diff")`` does not yet match a fused chain with the ops it fused);
+    and in mode numba's when ``FUSE_FOR_NUMBA`` is off."""
+    ahead = getattr(fgraph, "numba_ahead", False)
+    return ahead != "tiered" and (FUSE_FOR_NUMBA or not ahead)
 
 
 @register("fusion", phase="fusion", tags=("fusion",), kind="graph")

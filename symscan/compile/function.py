@@ -256,8 +256,9 @@ class Function:
         _check_unused(self.inputs, targets, on_unused_input, self._title())
         self.fgraph = FunctionGraph(self.inputs, targets, clone=True, name=name)
         self.fgraph.backend = self.mode.backend  # a few rewrites weigh costs by backend (push_out_seq)
-        # graphs bound for numba: fusion asks (rewrites/fusion.FUSE_FOR_NUMBA)
-        self.fgraph.numba_ahead = self.mode.backend == "numba" or (self._default_mode and worth_tiering(self.fgraph))
+        # graphs bound for numba: mode numba's, or the default mode's hand-over ("tiered"; rewrites/fusion.py)
+        tiered = self._default_mode and worth_tiering(self.fgraph)
+        self.fgraph.numba_ahead = "numba" if self.mode.backend == "numba" else ("tiered" if tiered else False)
         # the inplace rewrite lets a draw advance its shared generator where the update takes its new state
         self.fgraph.update_positions = {var: len(outputs) + i for i, (var, _) in enumerate(self.updates)}
         rules = [r for r in rewriter.select(rewrites, self.mode.rewrites) if r.name not in self.mode.excluded]
