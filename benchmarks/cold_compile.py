@@ -171,8 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cold compile: {row['system']}'s LSTM gradient differs from the numpy BPTT: {row}", file=sys.stderr)
     Path(args.jsonl).write_text("".join(json.dumps(r) + "\n" for r in rows))
     section = markdown(rows, args.mode)
-    old = Path(args.markdown).read_text() if Path(args.markdown).exists() else ""
-    Path(args.markdown).write_text(sections.replace_section(old or "# Benchmarks\n", section, HEADING))
+    sections.write_section(args.markdown, section, HEADING)
     print(section)
     return 0
 

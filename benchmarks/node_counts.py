@@ -164,8 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = measure(args.quick, False if args.no_pytensor else None)
     section = markdown(rows, args.quick)
-    old = Path(args.markdown).read_text() if Path(args.markdown).exists() else ""
-    Path(args.markdown).write_text(sections.replace_section(old or "# Benchmarks\n", section, HEADING))
+    sections.write_section(args.markdown, section, HEADING)
     print(section)
     return 0
 

@@ -40,3 +40,12 @@ def replace_section(text: str, section: str, heading: str) -> str:
         return text.rstrip("\n") + "\n\n" + section
     rest = text[end:]
     return text[:at].rstrip("\n") + "\n\n" + section.rstrip("\n") + ("\n\n" + rest if rest else "\n")
+
+
+def write_section(path: str, section: str, heading: str) -> None:
+    """Rewrite the section under ``heading`` of the markdown file at ``path`` (created when absent)."""
+    from pathlib import Path
+
+    file = Path(path)
+    old = file.read_text() if file.exists() else ""
+    file.write_text(replace_section(old or "# Benchmarks\n", section, heading))

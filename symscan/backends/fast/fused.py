@@ -65,19 +65,13 @@ class _Buffers:
     def add(self, name: str, kind: tuple, last_read: int) -> None:
         self.free_after[name], self.kinds[name] = last_read, kind
 
-    def take(self, kind: tuple, index: int, reads: list[str]) -> str | None:
+    def take(self, kind: tuple, index: int, reads: list[str], any_shape: bool = False) -> str | None:
         """A buffer of this kind nobody reads after node ``index`` (node ``index`` may read it:
-        an elementwise call reads each element before writing it)."""
+        an elementwise call reads each element before writing it); with ``any_shape``, of this
+        dtype whatever its shape class (the caller checks its shape)."""
         for name, last in self.free_after.items():
-            if self.kinds[name] == kind and (last < index or last == index and name in reads):
-                del self.free_after[name], self.kinds[name]
-                return name
-        return None
-
-    def take_of_dtype(self, dtype: str, index: int, reads: list[str]) -> str | None:
-        """A dead buffer of this dtype whatever its shape class (the caller checks its shape)."""
-        for name, last in self.free_after.items():
-            if self.kinds[name][0] == dtype and (last < index or last == index and name in reads):
+            same = self.kinds[name][0] == kind[0] if any_shape else self.kinds[name] == kind
+            if same and (last < index or last == index and name in reads):
                 del self.free_after[name], self.kinds[name]
                 return name
         return None
@@ -105,7 +99,7 @@ def _emit_array_chain(gen: Codegen, node: Apply, ins: list[str], names: dict) ->
         kind = (out.dtype, shapes[out])
         writes = shapes[out] and name in UFUNCS
         target = buffers.take(kind, index, args) if writes else None
-        maybe = buffers.take_of_dtype(out.dtype, index, args) if writes and target is None else None
+        maybe = buffers.take(kind, index, args, any_shape=True) if writes and target is None else None
         if writes and slot is not None and out is inner.outputs[0] and index == len(order) - 1:
             guard = f"{slot} is not None and " + _fits(node, ins, f"{slot}.shape", size=False)
             gen.line(f"{result} = np.{UFUNCS[name]}({', '.join(args)}, out={slot} if {guard} else {target})")
