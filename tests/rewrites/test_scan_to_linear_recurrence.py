@@ -405,3 +405,20 @@ def test_a_mit_sot_that_ignores_one_of_its_taps(scan_rw, fn, expected, constant_
     if not constant_steps:
         for steps in STEPS:
             scan_rw.same_as_py(f, inputs, xs, [values[0], steps], rtol=RTOL)
+
+
+def test_mode_numba_keeps_the_loop_where_only_a_prefix_would_remove_it(scan_rw, rng, same_as_py):
+    """A kernel's one pass beats the prefix's log2(T) passes: in mode numba the rule declines
+    the prefix (saying why) and the loop stays, with mode "py"'s numbers; a closed form still fires."""
+    pytest.importorskip("numba")
+    u, init = T.vector("u"), T.vector("init")
+    y = _mit_sot([0.5, 0.5], [-1, -2], init, None, None, sequences=u)
+    f = ss.function([u, init], y, mode="numba", rewrites=RULE)
+    _assert_declined(scan_rw, f, "mode numba compiles the loop")
+    for n in (0, 1, 40):
+        same_as_py(f, rng.normal(size=n), rng.normal(size=2))
+    _assert_gone(scan_rw, ss.function([u, init], y, mode="fast", rewrites=RULE), PREFIX)
+    closed = _mit_sot([0.5, 0.5], [-1, -2], init, 1.0, 30)
+    g = ss.function([init], closed, mode="numba", rewrites=RULE)
+    _assert_gone(scan_rw, g, CLOSED)
+    same_as_py(g, rng.normal(size=2))
