@@ -60,9 +60,10 @@ class Config:
     compiled; the copy, once loaded, stays loaded in the process.
 
     ``blas_threads``: how many threads numpy's and scipy's OpenBLAS give a matrix product
-    (symscan/backends/blas_threads.py). "auto" (the default): one for the products of a loop and
-    for small ones, for a large one outside loops as many as there are idle cores; a number n:
-    n for large products outside loops, one for the rest; "off" (or 0): symscan never changes
+    (symscan/backends/blas_threads.py). "auto" (the default): one for small products and for
+    the products of a loop, for a large one as many as there are idle cores, and as many for a
+    loop whose steps hold large ones (timed on one thread first, kept while they pay); a number
+    n: n where auto gives the idle cores, one for the rest; "off" (or 0): symscan never changes
     the library's setting. It only ever lowers the library's count (OPENBLAS_NUM_THREADS,
     OMP_NUM_THREADS and threadpoolctl limits stay ceilings); ``$SYMSCAN_BLAS_THREADS``.
 

@@ -9,7 +9,12 @@ also spin for ~0.13 s, taking a core.
 So symscan decides per product ("auto"):
 
 - a loop whose body multiplies matrices runs with one thread (many small products), set once
-  around the loop (``loop_start``/``loop_end``), kernels of mode numba included;
+  around the loop (``LoopThreads``), kernels of mode numba included, unless its steps hold
+  products as large as those that get threads outside loops (G10's LSTM: 32x256 @ 256x1024
+  per step): a loop's steps are timed on one thread first, a step too short for a product of
+  ``SMALL_PRODUCT`` multiply-adds keeps one thread, a longer one is tried on the idle cores
+  and keeps them while that is faster (``loop_threads``; a kernel multiplying through the
+  private AVX-512 instance of ``numba/blas.py`` keeps that instance's one thread);
 - a product outside loops below ``SMALL_PRODUCT`` multiply-adds gets one thread;
 - a larger one as many threads as there are idle cores (at most the library's setting), from
   the count of running tasks in /proc/loadavg (read at most every ``LOAD_SECONDS``), and one
@@ -175,14 +180,85 @@ def _apply(threads: int) -> None:
         state.applied = threads
 
 
-def loop_start() -> bool:
-    """One thread until ``loop_end``: a loop's products are many and small."""
-    return _request(1)
+RETRY_SECONDS = 10.0
+"""How long a loop whose steps ran no faster on several threads keeps one thread before it tries
+them again (the machine may have been busy while it tried)."""
 
 
-def loop_end(started: bool) -> None:
-    if started:
-        _release(1)
+def loop_threads(one_step: float | None, threaded_step: float | None, allowed: int, product_step: float) -> int:
+    """The threads a loop's next run gets (the policy, pure). ``one_step``, ``threaded_step``:
+    its best seconds per step so far on one thread and on several (None: not timed yet);
+    ``allowed``: what a large product outside loops would get now (``product_threads``);
+    ``product_step``: the seconds one thread takes for ``SMALL_PRODUCT`` multiply-adds.
+    A step that one thread runs in less than that holds no product worth threads; a loop
+    whose threaded steps were no faster keeps one thread; a loop not timed on one thread yet
+    starts there."""
+    if allowed <= 1 or one_step is None or one_step < product_step:
+        return 1
+    if threaded_step is not None and threaded_step >= one_step:
+        return 1
+    return allowed
+
+
+class LoopRun:
+    """One run of a loop: the threads it asked for and got, its start, and its step count
+    (set at the end of the loop's ``try``: None when the loop raised, so it is not timed)."""
+
+    __slots__ = ("asked", "threads", "start", "steps")
+
+    def __init__(self, asked: int, threads: int) -> None:
+        self.asked, self.threads, self.steps = asked, threads, None
+        self.start = time.perf_counter()
+
+
+class LoopThreads:
+    """The BLAS threads of one loop of the generated code (``start`` before it, ``end`` after):
+    its best seconds per step on one thread and on several, from which ``loop_threads``
+    decides each run. Its first run is not timed (numba compiles or loads the kernel in it).
+    A threaded run slower than ``SLOWER`` times its one-thread steps (a core taken for idle
+    was not) gives every product one thread for ``BACKOFF_SECONDS``, as a product's does."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.one_step: float | None = None
+        self.threaded_step: float | None = None
+        self.threaded_since = -1.0  # when threaded_step was first set (time.monotonic)
+
+    def start(self) -> LoopRun | None:
+        """Lower the libraries for this run (None: no library to set, or the setting is off)."""
+        threads = 1
+        if self.one_step is not None:
+            if self.threaded_step is not None and time.monotonic() - self.threaded_since > RETRY_SECONDS:
+                self.threaded_step = None  # a fresh verdict: the load may have changed
+            allowed = threads_for(SMALL_PRODUCT) or 1
+            if allowed > 1:
+                product_step = SMALL_PRODUCT * _one_thread_rate()
+                threads = loop_threads(self.one_step, self.threaded_step, allowed, product_step)
+        if not _request(threads):
+            return None
+        got = 1 if threads == 1 else min(threads, max(lib.get() for lib in libraries()))
+        return LoopRun(threads, got)
+
+    def end(self, run: LoopRun | None) -> None:
+        if run is None:
+            return
+        seconds = time.perf_counter() - run.start
+        _release(run.asked)
+        self.runs += 1
+        if run.steps is None or self.runs == 1:
+            return
+        step = seconds / max(run.steps, 1)
+        if run.threads == 1:
+            self.one_step = step if self.one_step is None else min(self.one_step, step)
+            return
+        now = time.monotonic()
+        _STATE.last_threaded = (now, run.threads)
+        if self.threaded_step is None:
+            self.threaded_step, self.threaded_since = step, now
+        else:
+            self.threaded_step = min(self.threaded_step, step)
+        if step > SLOWER * self.one_step:
+            _STATE.backoff_until = now + BACKOFF_SECONDS
 
 
 @contextmanager
@@ -198,12 +274,21 @@ def one_thread() -> Iterator[None]:
 
 def threads_for(multiply_adds: int) -> int | None:
     """The threads a product outside loops gets, or None: the library's own choice."""
+    backing_off = time.monotonic() < _STATE.backoff_until
+    chosen = setting()
+    asks_idle = multiply_adds >= SMALL_PRODUCT and not backing_off and chosen is None
+    return product_threads(multiply_adds, _idle_cores() if asks_idle else 1, backing_off, chosen)
+
+
+def product_threads(multiply_adds: int, idle_cores: int, backing_off: bool, chosen: int | None) -> int | None:
+    """The policy for one product (None: the library's own choice, which is one thread for
+    these sizes): one thread below ``SMALL_PRODUCT`` or while backing off after a slow
+    threaded product, else the setting's count or the idle cores."""
     if multiply_adds <= LIBRARY_ONE_THREAD:
         return None
-    if multiply_adds < SMALL_PRODUCT or time.monotonic() < _STATE.backoff_until:
+    if multiply_adds < SMALL_PRODUCT or backing_off:
         return 1
-    chosen = setting()
-    return _idle_cores() if chosen is None else chosen
+    return idle_cores if chosen is None else chosen
 
 
 def _idle_cores() -> int:
@@ -221,9 +306,15 @@ def _idle_cores() -> int:
         running = 1
     ended, threads = _STATE.last_threaded
     ours = 1 + (threads - 1 if now - ended < SPIN_SECONDS else 0)
-    idle = max(1, _STATE.cores - max(0, running - ours))
+    idle = idle_cores(running, _STATE.cores, ours)
     _STATE.idle = (now, idle)
     return idle
+
+
+def idle_cores(running: int, cores: int, ours: int) -> int:
+    """The cores left idle by ``running`` tasks of which ``ours`` are this process's (at least
+    one: the caller's own)."""
+    return max(1, cores - max(0, running - ours))
 
 
 def product(fn: Callable, multiply_adds: int, *args):

@@ -1,5 +1,6 @@
-"""BLAS threads per product (symscan/backends/blas_threads.py): one thread in loops and for
-small products, never more than the library had, the library's setting restored afterwards."""
+"""BLAS threads per product (symscan/backends/blas_threads.py): one thread for small products
+and for loops of small steps, threads for loops whose steps hold large products, never more
+than the library had, the library's setting restored afterwards."""
 
 import numpy as np
 import pytest
@@ -49,7 +50,7 @@ def elman(steps=5):
 def test_a_loop_with_products_runs_on_one_thread_and_restores_the_count(rng, libraries, dot_threads):
     inputs, hs = elman()
     f = ss.function(inputs, [hs, T.dot(hs[-1].T, hs[-1])], mode="fast")
-    assert f.source.count("_blas_loop_start()") == 1
+    assert f.source.count("_blas_loop") == 2 and f.source.count(".start()") == 1  # started, ended
     values = [rng.normal(size=(5, 4, 3)), rng.normal(size=(3, 3)), rng.normal(size=(4, 3))]
     dot_threads.clear()
     got = f(*values)
@@ -76,7 +77,7 @@ def test_nested_loops_switch_once_around_the_outer_loop(rng, libraries, dot_thre
 
     ys, _ = ss.scan(outer, sequences=X, non_sequences=W)
     f = ss.function([X, W], ys, mode="fast")
-    assert f.source.count("_blas_loop_start()") == 1
+    assert f.source.count(".start()") == 1
     values = [rng.normal(size=(3, 4, 2)), rng.normal(size=(2, 2))]
     expected = ss.function([X, W], ys, mode="py")(*values)
     dot_threads.clear()
@@ -110,19 +111,23 @@ def test_never_more_threads_than_the_library_has(libraries, monkeypatch):
     monkeypatch.setattr(ss.config, "blas_threads", 8)
     seen = []
     blas_threads.product(lambda: seen.append([lib.get() for lib in libraries]), 10**9)
-    started = blas_threads.loop_start()
-    blas_threads.loop_end(started)
-    assert seen == [[1] * len(libraries)]
+    loop = blas_threads.LoopThreads()
+    loop.one_step = 1.0  # steps of a second: large products
+    run = loop.start()
+    seen.append([lib.get() for lib in libraries])
+    loop.end(run)
+    assert seen == [[1] * len(libraries)] * 2 and run.threads == 1
     assert [lib.get() for lib in libraries] == [1] * len(libraries)
 
 
 def test_requests_nest_and_the_last_one_out_restores(libraries):
     default = [lib.get() for lib in libraries]
-    outer = blas_threads.loop_start()
+    loop = blas_threads.LoopThreads()
+    outer = loop.start()  # not timed yet: one thread
     with blas_threads.one_thread():
         assert [lib.get() for lib in libraries] == [1] * len(libraries)
     assert [lib.get() for lib in libraries] == [1] * len(libraries)  # the loop still runs
-    blas_threads.loop_end(outer)
+    loop.end(outer)
     assert [lib.get() for lib in libraries] == default
 
 
@@ -197,9 +202,112 @@ def test_a_numba_kernel_runs_inside_the_one_thread_switch(rng):
     inputs, hs = elman()
     f = ss.function(inputs, hs, mode="numba")
     lines = f.source.splitlines()
-    start = next(i for i, line in enumerate(lines) if "_blas_loop_start()" in line)
+    start = next(i for i, line in enumerate(lines) if ".start()" in line)
     kernel = next(i for i, line in enumerate(lines) if "_kernel" in line and "(" in line)
-    end = next(i for i, line in enumerate(lines) if "_blas_loop_end(" in line)
+    end = next(i for i, line in enumerate(lines) if ".end(" in line)
     assert start < kernel < end
     values = [rng.normal(size=(5, 4, 3)), rng.normal(size=(3, 3)), rng.normal(size=(4, 3))]
     np.testing.assert_allclose(f(*values), ss.function(inputs, hs, mode="py")(*values), rtol=1e-12)
+
+
+@pytest.mark.parametrize("size, idle, backing_off, chosen, expected", [
+    (blas_threads.LIBRARY_ONE_THREAD, 2, False, None, None),  # OpenBLAS runs it on one thread itself
+    (blas_threads.SMALL_PRODUCT - 1, 2, False, None, 1),
+    (blas_threads.SMALL_PRODUCT, 2, False, None, 2),
+    (blas_threads.SMALL_PRODUCT, 1, False, None, 1),  # another process keeps a core busy
+    (10**9, 2, True, None, 1),  # a threaded product ran slow a moment ago
+    (10**9, 1, False, 3, 3)])  # the user's count
+def test_the_policy_of_one_product(size, idle, backing_off, chosen, expected):
+    assert blas_threads.product_threads(size, idle, backing_off, chosen) == expected
+
+
+def test_the_policy_of_a_loop():
+    product_step, large, small = 1e-4, 1e-3, 1e-5  # seconds: one SMALL_PRODUCT, G10's step, G4's
+    assert blas_threads.loop_threads(None, None, 2, product_step) == 1  # not timed on one thread yet
+    assert blas_threads.loop_threads(large, None, 2, product_step) == 2
+    assert blas_threads.loop_threads(large, None, 1, product_step) == 1  # no idle core
+    assert blas_threads.loop_threads(small, None, 2, product_step) == 1  # no product worth threads
+    assert blas_threads.loop_threads(large, 0.6 * large, 2, product_step) == 2  # threads paid
+    assert blas_threads.loop_threads(large, 1.1 * large, 2, product_step) == 1  # they did not
+
+
+def test_idle_cores_from_the_running_tasks():
+    assert blas_threads.idle_cores(1, 2, 1) == 2  # only the caller runs
+    assert blas_threads.idle_cores(2, 2, 1) == 1  # one busy process
+    assert blas_threads.idle_cores(2, 2, 2) == 2  # the other is our own BLAS thread, still spinning
+    assert blas_threads.idle_cores(9, 2, 1) == 1
+
+
+def run_loop(loop, seconds_per_step: float, libraries, steps: int = 100) -> tuple[int, int]:
+    """One run of ``loop`` taking ``seconds_per_step``: (the threads it got, the library's count in it)."""
+    run = loop.start()
+    inside = max(lib.get() for lib in libraries)
+    run.steps, run.start = steps, run.start - seconds_per_step * steps
+    loop.end(run)
+    return run.threads, inside
+
+
+@pytest.fixture
+def two_idle_cores(monkeypatch):
+    """A quiet machine of two cores whatever the test machine's load, one thread doing
+    SMALL_PRODUCT multiply-adds in 1e-4 s."""
+    monkeypatch.setattr(blas_threads._STATE, "backoff_until", -1.0)
+    monkeypatch.setattr(blas_threads._STATE, "last_threaded", (-1.0, 1))
+    monkeypatch.setattr(blas_threads, "_idle_cores", lambda: 2)
+    monkeypatch.setattr(blas_threads._STATE, "rate", 1e-4 / blas_threads.SMALL_PRODUCT)
+
+
+def test_a_loop_of_large_steps_gets_the_idle_cores_while_they_pay(libraries, two_idle_cores, monkeypatch):
+    loop, default = blas_threads.LoopThreads(), [lib.get() for lib in libraries]
+    assert run_loop(loop, 1e-3, libraries) == (1, 1)  # the first run (a kernel compiles): not timed
+    assert loop.one_step is None
+    assert run_loop(loop, 1e-3, libraries) == (1, 1)  # timed on one thread
+    assert run_loop(loop, 6e-4, libraries) == (2, 2)  # tried on two: faster
+    assert run_loop(loop, 6e-4, libraries) == (2, 2)
+    assert [lib.get() for lib in libraries] == default
+    monkeypatch.setattr(blas_threads, "_idle_cores", lambda: 1)  # another process took a core
+    assert run_loop(loop, 1e-3, libraries) == (1, 1)
+    monkeypatch.setattr(blas_threads, "_idle_cores", lambda: 2)
+    assert run_loop(loop, 5e-3, libraries) == (2, 2)  # a core taken for idle was not: 5x slower
+    assert blas_threads._STATE.backoff_until > blas_threads.time.monotonic()
+    assert run_loop(loop, 1e-3, libraries) == (1, 1)  # every product on one thread for a while
+    assert blas_threads.threads_for(10**9) == 1
+
+
+def test_a_loop_of_small_steps_keeps_one_thread(libraries, two_idle_cores):
+    loop = blas_threads.LoopThreads()
+    assert [run_loop(loop, 2e-5, libraries)[0] for _ in range(5)] == [1] * 5  # G4: 16x128 @ 128x128 per step
+
+
+def test_threads_that_did_not_pay_are_tried_again_later(libraries, two_idle_cores):
+    loop = blas_threads.LoopThreads()
+    run_loop(loop, 1e-3, libraries)
+    run_loop(loop, 1e-3, libraries)
+    assert run_loop(loop, 1.2e-3, libraries)[0] == 2  # no faster on two threads
+    assert run_loop(loop, 1e-3, libraries)[0] == 1
+    loop.threaded_since -= blas_threads.RETRY_SECONDS + 1
+    assert run_loop(loop, 1e-3, libraries)[0] == 2
+
+
+def test_a_threaded_numba_loop_computes_what_mode_fast_does(rng, libraries, two_idle_cores, monkeypatch):
+    """An Elman RNN with 16x512 @ 512x512 products per step (4.2e6 multiply-adds), and its
+    gradient's reverse loop, run on two BLAS threads once timed on one."""
+    pytest.importorskip("numba")
+    monkeypatch.setattr(blas_threads, "SLOWER", 1e9)  # the test machine's load must not back off
+    monkeypatch.setattr(blas_threads._STATE, "rate", 1e-7 / blas_threads.SMALL_PRODUCT)  # every step is large
+    threads, end = [], blas_threads.LoopThreads.end
+
+    def recording(self, run):
+        threads.append(run.threads)
+        end(self, run)
+
+    monkeypatch.setattr(blas_threads.LoopThreads, "end", recording)
+    inputs, hs = elman()
+    outputs = [hs, ss.grad(T.sum(hs ** 2), inputs[1])]
+    f = ss.function(inputs, outputs, mode="numba")
+    values = [rng.normal(size=(6, 16, 512)), rng.normal(size=(512, 512)) * 0.04, rng.normal(size=(16, 512))]
+    expected = ss.function(inputs, outputs, mode="fast")(*values)
+    for _ in range(4):
+        for got, want in zip(f(*values), expected):
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12 * np.abs(want).max())
+    assert 2 in threads and [lib.get() for lib in libraries] == [max(2, lib.get()) for lib in libraries]

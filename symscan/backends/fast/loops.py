@@ -50,8 +50,7 @@ HELPERS = {"_scan_direction": checks.direction_and_steps, "_scan_check": checks.
            "_scan_result": scan_loop.result_rows, "_scan_unrun": scan_loop.unrun_nit_sot_shapes,
            "_scan_shape_error": checks.shape_error, "_scan_history": history_buffer,
            "_scan_room": scan_loop.start_room, "_scan_more_room": scan_loop.more_room,
-           "_scan_grown": scan_loop.grown, "_perf": time.perf_counter,
-           "_blas_loop_start": blas_threads.loop_start, "_blas_loop_end": blas_threads.loop_end}
+           "_scan_grown": scan_loop.grown, "_perf": time.perf_counter}
 
 
 SHAPE_STABLE_OPS = (Elemwise, Cast, Composite, Dot, MatMul, Outer, Reduce, ArgReduce, CumOp, Sort, ArgSort,
@@ -179,7 +178,7 @@ def write_scan(gen: Codegen, node, ins: list[str], outs: list[str], body) -> Non
         else:
             gen.line(f"{name} = {loop.outer[entry.outer]}")
     gen.line(f"{steps} = {n}")
-    _one_blas_thread(loop, lambda: body(loop, n, views, outputs, shared, steps))
+    _blas_threads_around(loop, lambda: body(loop, n, views, outputs, shared, steps), steps)
     results = [_result(loop, out, steps) for out in outputs]
     results += [f"np.asarray({s})" if hasattr(e.outer.type, "dtype") else s for e, s in zip(args.shared, shared)]
     if args.nit_sot:
@@ -202,27 +201,32 @@ def _release(loop: _Loop) -> None:
         loop.gen.line(f"{' = '.join(names)} = None")
 
 
-def _one_blas_thread(loop: _Loop, write_body) -> None:
-    """The loop's products on one BLAS thread (blas_threads.py), switched once around the
-    outermost loop whose body multiplies matrices; ``gen.loop_depth`` tells emitters they are
-    in a loop. (A body that raises leaves the indent as it found it: the numba backend then
-    writes the loop again.)"""
+def _blas_threads_around(loop: _Loop, write_body, steps: str) -> None:
+    """The loop's products on the BLAS threads its steps get (``blas_threads.LoopThreads``,
+    one object per loop: one thread unless its steps hold large products), switched once
+    around the outermost loop whose body multiplies matrices; ``gen.loop_depth`` tells
+    emitters they are in a loop. The run's step count is set as the ``try``'s last line, so
+    a loop that raised is not timed. (A body that raises leaves the indent as it found it:
+    the numba backend then writes the loop again.)"""
     gen = loop.gen
     depth, indent = getattr(gen, "loop_depth", 0), gen.indent
     switch = depth == 0 and blas_threads.uses_blas(loop.node.op.inner)
     if switch:
-        started = loop.name("blas")
-        gen.line(f"{started} = _blas_loop_start()")
+        threads, run = gen.bind(blas_threads.LoopThreads(), "blas_loop"), loop.name("blas")
+        gen.line(f"{run} = {threads}.start()")
         gen.line("try:")
         gen.indent += 1
     gen.loop_depth = depth + 1
     try:
         write_body()
+        if switch:
+            gen.line(f"if {run} is not None:")
+            gen.line(f"    {run}.steps = {steps}")
     finally:
         gen.loop_depth, gen.indent = depth, indent
     if switch:
         gen.line("finally:")
-        gen.line(f"    _blas_loop_end({started})")
+        gen.line(f"    {threads}.end({run})")
 
 
 def _sequence_views(loop: _Loop, n: str, back: str) -> list[tuple[str, object]]:
