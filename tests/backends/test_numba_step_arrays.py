@@ -150,10 +150,9 @@ def test_join_of_pieces_that_differ_off_its_axis_raises_mode_fast_error():
     assert str(numba_error.value) == str(fast_error.value)
 
 
-def test_a_value_a_later_step_reads_keeps_new_arrays(monkeypatch):
-    """A state whose view is another state kept two steps (taps -2, -1) may not go into a
-    carried array of its own window's depth: step t would write over what step t - 2's view
-    still shows."""
+def test_a_view_kept_longer_deepens_the_carried_arrays(monkeypatch):
+    """A state whose view is another state kept two steps (taps -2, -1) goes into three arrays
+    used in turn, not two: step t would write over what step t - 2's view still shows."""
     sources = kernel_sources(monkeypatch)
     xs, h0, g0, W = T.matrix("xs"), T.vector("h0"), T.matrix("g0"), T.matrix("W")
 
@@ -171,4 +170,20 @@ def test_a_value_a_later_step_reads_keeps_new_arrays(monkeypatch):
     for got, want in zip(results["numba"], results["py"]):
         np.testing.assert_allclose(got, want, rtol=1e-12)
     (source,) = sources
-    assert "carried" not in source
+    assert "% 3]" in source and "% 2]" not in source
+
+
+def test_lstm_gradient_allocates_nothing_per_step(monkeypatch):
+    """The gate slices' inc_subtensors copy into kept arrays, the bias gradient's batch sum
+    goes into a scratch array and the cell state's cotangent (a sum_to of a chain) into
+    carried ones."""
+    from tests.backends.test_numba_fused import lstm_gradient, lstm_values
+
+    sources = kernel_sources(monkeypatch)
+    f = lstm_gradient("numba")
+    values = lstm_values()
+    for got, want in zip(f(*values), lstm_gradient("py")(*values)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-15)
+    assert len(sources) == 2
+    for source in sources:
+        assert step_allocations(source) == []

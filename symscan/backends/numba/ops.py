@@ -358,7 +358,7 @@ def emit_inc_subtensor(gen, node, ins: list[str], outs: list[str]) -> None:
     x, y, *values = ins
     index = basic_index(gen, node.op.spec, values)
     op = "=" if node.op.set_instead_of_inc else "+="
-    gen.line(f"{outs[0]} = {x}.copy()")
+    _base_copy(gen, node, x, outs[0])
     target_ndim = node.inputs[0].ndim - sum(entry == INT for entry in node.op.spec)
     if NONE not in node.op.spec and target_ndim:
         view = gen.fresh("view")
@@ -366,6 +366,18 @@ def emit_inc_subtensor(gen, node, ins: list[str], outs: list[str]) -> None:
         if emit_assign(gen, view, target_ndim, y, node.inputs[1].ndim, op):
             return
     gen.line(f"{outs[0]}[{index}] {op} {y}")
+
+
+def _base_copy(gen, node, x: str, out: str) -> None:
+    """``out``: a copy of the base ``x``, into an array the kernel keeps where it can
+    (``step_arrays.place``)."""
+    from symscan.backends.numba import fused, step_arrays
+
+    ndim = node.inputs[0].ndim
+    if ndim and step_arrays.place(gen, node.outputs[0], out, f"{x}.shape", node.outputs[0].dtype):
+        fused.emit_assign(gen, out, ndim, x, ndim)
+    else:
+        gen.line(f"{out} = {x}.copy()")
 
 
 @numba_emits(DimShuffle)
@@ -443,7 +455,7 @@ def emit_sum_to_shape(gen, node, ins: list[str], outs: list[str]) -> None:
     if lead:
         if not (x.dtype.startswith("float") and x.ndim - lead >= 1):
             raise NotCompilable(f"sum_to of {x.type} over its leading axes")
-        ins = [_sum_leading_axes(gen, ins[0], x, lead)] + ins[1:]
+        ins = [_sum_leading_axes(gen, ins[0], x, lead, node.outputs[0])] + ins[1:]
         x = node.outputs[0]  # what is left has the target's number of axes
     target = ins[1] if node.op.from_shape else f"{ins[1]}.shape"
     differs = " or ".join(f"{ins[0]}.shape[{axis}] != {target}[{axis}]" for axis in range(x.ndim)) or "False"
@@ -461,14 +473,18 @@ def emit_sum_to_shape(gen, node, ins: list[str], outs: list[str]) -> None:
     gen.line(f"{outs[0]} = {ins[0]}")
 
 
-def _sum_leading_axes(gen, x: str, var, lead: int) -> str:
+def _sum_leading_axes(gen, x: str, var, lead: int, result) -> str:
     """``x`` summed over its first ``lead`` axes (a bias's gradient summed over the batch), as
-    numpy sums them: row after row of the leading axes flattened into one."""
+    numpy sums them: row after row of the leading axes flattened into one (into an array the
+    kernel keeps where the sum_to's ``result``, which may be that array, allows it)."""
+    from symscan.backends.numba import step_arrays
+
     _import_reductions(gen)
     kept = [f"{x}.shape[{axis}]" for axis in range(lead, var.ndim)]
     rows, summed = gen.fresh("rows"), gen.fresh("summed")
     gen.line(f"{rows} = np.ascontiguousarray({x}).reshape((-1, {' * '.join(kept)}))")
-    gen.line(f"{summed} = np.empty({rows}.shape[1], dtype=np.{var.dtype})")
+    if not step_arrays.place(gen, result, summed, f"({rows}.shape[1],)", var.dtype, row=False):
+        gen.line(f"{summed} = np.empty({rows}.shape[1], dtype=np.{var.dtype})")
     gen.line(f"_reductions.reduce_matrix_into({rows}, 0, 0, {summed})")
     if len(kept) == 1:
         return summed

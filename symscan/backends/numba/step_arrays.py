@@ -4,17 +4,17 @@ A step's array value goes, in this order of preference, into:
 - its *buffer row*, where the loop stores it in a row nothing reads any more (``out_slots``);
 - a *carried* array: a value the loop carries to later steps in its window (a recurrent
   state without a buffer row) goes into one of ``depth + 1`` arrays the kernel keeps, used in
-  turn, ``depth`` being the window's length: the slot written at step t was last written at
-  step t - depth - 1, whose value has left the window;
+  turn, ``depth`` being the longest window holding it or a view of it: the array written at
+  step t was last written at step t - depth - 1, whose value has left every window;
 - a *scratch* array the kernel keeps across steps, where the value dies in the step: every
-  reader copies it (an elementwise op, a product, a reduction, a join), or is a view of it
-  (a transpose, a row, a sum_to that returns it) whose readers copy it, or is a loop output
-  the kernel copies into its buffer;
+  reader copies it (an elementwise op, a product, a reduction, a join, an inc_subtensor of
+  its values or of its base), or is a view of it (a transpose, a row, a sum_to that returns
+  it) whose readers do, or is a loop output the kernel copies into its buffer;
 - a new array otherwise (a value some later step or the caller may still read).
 Each such array is allocated before the loop with no elements and again only when the
 value's shape changes, which it does not from step to step in the usual loop.
 
-Only the top loop's step has a preamble; values of a nested loop's body get new arrays.
+Only the top loop's step has a preamble: a nested loop's body has buffer rows or new arrays.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.math import Dot, MatMul, Reduce
 from symscan.tensor.shape import DimShuffle, Join, Reshape
-from symscan.tensor.subtensor import Subtensor
+from symscan.tensor.subtensor import IncSubtensor, Subtensor
 
 COPYING_READERS = (Elemwise, Dot, MatMul, Reduce, Join)
 """Readers whose result is a new array of what they read (or written into one of ours);
@@ -41,7 +41,8 @@ def _copies(reader) -> bool:
 
 
 def _views(reader) -> bool:
-    return isinstance(reader.op, VIEWING_READERS) or (isinstance(reader.op, Elemwise) and not _copies(reader))
+    return isinstance(reader.op, VIEWING_READERS + (IncSubtensor,)) or (
+        isinstance(reader.op, Elemwise) and not _copies(reader))
 
 
 def in_top_step(gen) -> bool:
@@ -51,22 +52,34 @@ def in_top_step(gen) -> bool:
 
 def dies_in_step(gen, var) -> bool:
     """Whether nothing reads ``var``'s array after the step that computed it."""
-    return in_top_step(gen) and _copied_in_step(gen, var)
+    return in_top_step(gen) and _kept_depth(gen, var) == 0
 
 
-def _copied_in_step(gen, var) -> bool:
-    for reader, position in gen.body.clients.get(var, []):
-        if reader == OUTPUT:
-            if _kept_steps(gen, position) != 0:
-                return False
-        elif not _read_in_step(gen, reader):
-            return False
-    return True
+def carried_depth(gen, var) -> int | None:
+    """How many later steps read ``var``'s array through the windows of carried states (itself
+    or a view of it), where every other reader is done with it in the step; None if none do
+    or if something keeps it for longer."""
+    return (_kept_depth(gen, var) or None) if in_top_step(gen) else None
 
 
-def _read_in_step(gen, reader) -> bool:
-    """Whether ``reader`` keeps no reference to what it reads past the step."""
-    return _copies(reader) or (_views(reader) and all(_copied_in_step(gen, out) for out in reader.outputs))
+def _kept_depth(gen, var) -> int | None:
+    """How many later steps read ``var``'s array by reference: 0 if only its own step reads it,
+    None if something may keep it for good."""
+    return _deepest([_reader_depth(gen, reader, position) for reader, position in gen.body.clients.get(var, [])])
+
+
+def _reader_depth(gen, reader, position: int) -> int | None:
+    if reader == OUTPUT:
+        return _kept_steps(gen, position)
+    if _copies(reader) or (isinstance(reader.op, IncSubtensor) and position):
+        return 0  # (an inc_subtensor copies the values it adds, and its base or writes into it)
+    if _views(reader):
+        return _deepest([_kept_depth(gen, out) for out in reader.outputs])
+    return None
+
+
+def _deepest(depths: list) -> int | None:
+    return None if None in depths else max(depths, default=0)
 
 
 def _kept_steps(gen, position: int) -> int | None:
@@ -77,34 +90,17 @@ def _kept_steps(gen, position: int) -> int | None:
     return kept[position] if position < len(kept) else None
 
 
-def carried_depth(gen, var) -> int | None:
-    """The window length of the state ``var`` is carried as, where it may go into the kernel's
-    carried arrays (each other reader done with it in the step); None if not."""
-    if not in_top_step(gen):
-        return None
-    depths = []
-    for reader, position in gen.body.clients.get(var, []):
-        if reader != OUTPUT:
-            if not _read_in_step(gen, reader):
-                return None
-            continue
-        depth = _kept_steps(gen, position)
-        if depth is None:
-            return None
-        depths.append(depth)
-    return max(depths) if depths and max(depths) else None
-
-
 def can_place(gen, var) -> bool:
     """Whether ``place`` has an array the kernel keeps for ``var``."""
     return var in gen.out_slots or carried_depth(gen, var) is not None or dies_in_step(gen, var)
 
 
-def place(gen, var, name: str, shape: str, dtype: str) -> bool:
+def place(gen, var, name: str, shape: str, dtype: str, row: bool = True) -> bool:
     """Bind ``name`` to the array ``var``'s value is computed into (its buffer row, a carried
     array or a scratch array, see the module's docstring) of shape ``shape`` (a tuple
-    expression): False (nothing written) where the value needs a new array."""
-    row = gen.out_slots.get(var)
+    expression; ``row``: False where ``name`` is a part the value is made of, not the value):
+    False (nothing written) where the value needs a new array."""
+    row = gen.out_slots.get(var) if row else None
     if row is not None:
         gen.line(f"{name} = {row}")
         gen.line(f"if {name}.shape != {shape}:")
