@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from symscan.backends.numba import step_arrays
 from symscan.backends.numba.ops import OPERATORS, as_dtype
 from symscan.backends.numba.ufuncs import numpy_loop
 from symscan.tensor.elemwise import Elemwise
-from symscan.tensor.math import Dot, MatMul, Reduce
 
 FLOATS = ("float32", "float64")
 ARITHMETIC = ("add", "sub", "mul", "true_div")
@@ -37,9 +37,6 @@ UNARY = {"neg": "(-{0})", "abs": "abs({0})", "sqrt": "np.sqrt({0})"}
 BINARY = {"maximum": "np.maximum({0}, {1})", "minimum": "np.minimum({0}, {1})"}
 STAGED = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "tan")
 """Functions run by numpy's loop over a scratch array (``ufuncs.FAST_LOOPS``)."""
-NEW_ARRAY_READERS = (Elemwise, Dot, MatMul, Reduce)
-"""Readers that make a new array of what they read, so a scratch array they read may be
-overwritten at the next step."""
 
 
 @dataclass
@@ -179,37 +176,14 @@ class GroupWriter:
         return _define(self.gen, "_fgroup", params, head + self.lines, self.needs)
 
     def _allocate(self, out: str, root, shape: str) -> None:
-        """The root's array: its buffer row, else a scratch array kept across steps where its
-        value dies in the step, else a new array."""
-        gen, dtype = self.gen, self.group.dtype
-        row = gen.out_slots.get(root.outputs[0])
-        if row is not None:
-            gen.line(f"{out} = {row}")
-            gen.line(f"if {out}.shape != {shape}:")
-            gen.line("    raise ValueError('scan: a step returned a row of another shape')")
-            gen.written_into.add(out)
-        elif self._dies_in_step(root):
-            self._scratch(out, shape)
-        else:
-            gen.line(f"{out} = np.empty({shape}, dtype=np.{dtype})")
-
-    def _dies_in_step(self, node) -> bool:
-        readers = self.gen.body.clients.get(node.outputs[0], [])
-        return self.gen.indent == self.gen.step_indent and all(
-            r != "output" and isinstance(r.op, NEW_ARRAY_READERS) for r, _ in readers)
-
-    def _scratch(self, name: str, shape: str) -> None:
-        gen, dtype = self.gen, self.group.dtype
-        kept = gen.fresh("scratch")
-        gen.preamble.append(f"{kept} = np.empty({(0,) * self.ndim!r}, dtype=np.{dtype})")
-        gen.line(f"if {kept}.shape != {shape}:")
-        gen.line(f"    {kept} = np.empty({shape}, dtype=np.{dtype})")
-        gen.line(f"{name} = {kept}")
+        """The root's array: one the kernel keeps where it can (``step_arrays.place``), else a new one."""
+        if not step_arrays.place(self.gen, root.outputs[0], out, shape, self.group.dtype):
+            self.gen.line(f"{out} = np.empty({shape}, dtype=np.{self.group.dtype})")
 
     def _stage(self, node, shape: str) -> None:
         """A scratch array of the kernel for a member run by numpy's loop."""
         outer, inner = self.gen.fresh("staged"), self.fresh("t")
-        self._scratch(outer, shape)
+        step_arrays.scratch(self.gen, outer, shape, self.group.dtype, self.ndim)
         self._stage_args.append((outer, inner))
         self.staged[node] = inner
         self._stage_lines(node, inner)

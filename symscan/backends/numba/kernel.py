@@ -49,6 +49,8 @@ class KernelCodegen(Codegen):
         self.written_into: set[str] = set()  # values computed straight into their buffer row
         self.preamble: list[str] = []  # kernel lines before the loop (arrays reused across steps)
         self.step_indent = 2  # the indent of the top loop's body
+        self.step_counter = "t"
+        self.step_outputs: list[int] | None = None  # per loop output, the steps its window keeps it (step_arrays)
 
     def fresh(self, prefix: str = "b") -> str:
         return super().fresh(prefix)
@@ -79,15 +81,6 @@ class KernelCodegen(Codegen):
         for var in node.outputs:
             if names[var] in self.inlined:
                 names[var] = self.inlined.pop(names[var])
-
-    def step_temporary(self, node) -> bool:
-        """Whether ``node``'s array is dead once the step's one elementwise reader has run
-        (so one array can hold it at every step): the top loop's body only, where the kernel
-        has a preamble."""
-        var = node.outputs[0]
-        readers = self.body.clients.get(var, [])
-        return (self.indent == self.step_indent and len(readers) == 1 and readers[0][0] != "output"
-                and isinstance(getattr(readers[0][0], "op", None), Elemwise))
 
     def assign(self, node, out: str, expr: str) -> None:
         """``out = expr``; or, for an array read once by an elementwise op, the expression
@@ -185,6 +178,8 @@ class LoopKernel:
             outer = loop.outer[entry.outer]
             expr = f"np.asarray({outer})[()]" if entry.outer.type.ndim == 0 else outer
             self.names[entry.inner] = self.gen.param("p", expr)
+        self.gen.step_counter = self.t
+        self.gen.step_outputs = [len(state["window"]) for state in self.windows]
         self.body_lines = self._body()
 
     def _state(self, i: int, out) -> dict:

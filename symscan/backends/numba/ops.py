@@ -219,8 +219,7 @@ def emit_dot(gen, node, ins: list[str], outs: list[str]) -> None:
     if node.outputs[0].ndim == 0:
         expr = as_dtype(expr, dtype)
         looped = as_dtype(looped, dtype)
-    elif b.ndim == 2 and gen.step_temporary(node):
-        _dot_into_scratch(gen, node, a_name, b_name, outs[0], matmul)
+    elif b.ndim == 2 and _dot_into_kept(gen, node, a_name, b_name, outs[0], matmul):
         return
     elif matmul:
         expr = f"{_module_matmul(gen, dtype)}({a_name}, {b_name})"
@@ -250,26 +249,27 @@ def _module_matmul(gen, dtype: str, into: bool = False) -> str:
     return local
 
 
-def _dot_into_scratch(gen, node, a: str, b: str, out: str, matmul: bool) -> None:
-    """A product only one elementwise op of the same step reads goes into one array the
-    kernel keeps across steps (allocated again only when the shape changes)."""
-    scratch, ndim = gen.fresh("scratch"), node.outputs[0].ndim
+def _dot_into_kept(gen, node, a: str, b: str, out: str, matmul: bool) -> bool:
+    """A product into an array the kernel keeps (its buffer row, a carried or a scratch array:
+    ``step_arrays.place``); False (nothing written) where it needs a new array."""
+    from symscan.backends.numba import step_arrays
+
+    ndim, dtype = node.outputs[0].ndim, node.outputs[0].dtype
     shape = f"({a}.shape[0], {b}.shape[1])" if ndim == 2 else f"({b}.shape[1],)"
-    gen.preamble.append(f"{scratch} = np.empty({(0,) * ndim!r}, dtype=np.{node.outputs[0].dtype})")
-    gen.line(f"if {scratch}.shape != {shape}:")
-    gen.line(f"    {scratch} = np.empty({shape}, dtype=np.{node.outputs[0].dtype})")
-    if node.outputs[0].dtype in small.DTYPES:
+    if not step_arrays.place(gen, node.outputs[0], out, shape, dtype):
+        return False
+    if dtype in small.DTYPES:
         gen.line(f"if {small_module(gen)}.small_product({a}, {b}):")
-        gen.line(f"    {small_module(gen)}.{'matmul' if ndim == 2 else 'vecmat'}_into({a}, {b}, {scratch})")
+        gen.line(f"    {small_module(gen)}.{'matmul' if ndim == 2 else 'vecmat'}_into({a}, {b}, {out})")
         gen.line("else:")
         gen.indent += 1
     if matmul:
-        gen.line(f"{_module_matmul(gen, node.outputs[0].dtype, True)}({a}, {b}, {scratch})")
+        gen.line(f"{_module_matmul(gen, dtype, True)}({a}, {b}, {out})")
     else:
-        gen.line(f"np.dot({a}, {b}, {scratch})")
-    if node.outputs[0].dtype in small.DTYPES:
+        gen.line(f"np.dot({a}, {b}, {out})")
+    if dtype in small.DTYPES:
         gen.indent -= 1
-    gen.line(f"{out} = {scratch}")
+    return True
 
 
 @numba_emits(Reduce)
@@ -358,7 +358,7 @@ def emit_inc_subtensor(gen, node, ins: list[str], outs: list[str]) -> None:
     x, y, *values = ins
     index = basic_index(gen, node.op.spec, values)
     op = "=" if node.op.set_instead_of_inc else "+="
-    gen.line(f"{outs[0]} = {x}.copy()")
+    _base_copy(gen, node, x, outs[0])
     target_ndim = node.inputs[0].ndim - sum(entry == INT for entry in node.op.spec)
     if NONE not in node.op.spec and target_ndim:
         view = gen.fresh("view")
@@ -366,6 +366,18 @@ def emit_inc_subtensor(gen, node, ins: list[str], outs: list[str]) -> None:
         if emit_assign(gen, view, target_ndim, y, node.inputs[1].ndim, op):
             return
     gen.line(f"{outs[0]}[{index}] {op} {y}")
+
+
+def _base_copy(gen, node, x: str, out: str) -> None:
+    """``out``: a copy of the base ``x``, into an array the kernel keeps where it can
+    (``step_arrays.place``)."""
+    from symscan.backends.numba import fused, step_arrays
+
+    ndim = node.inputs[0].ndim
+    if ndim and step_arrays.place(gen, node.outputs[0], out, f"{x}.shape", node.outputs[0].dtype):
+        fused.emit_assign(gen, out, ndim, x, ndim)
+    else:
+        gen.line(f"{out} = {x}.copy()")
 
 
 @numba_emits(DimShuffle)
@@ -443,7 +455,7 @@ def emit_sum_to_shape(gen, node, ins: list[str], outs: list[str]) -> None:
     if lead:
         if not (x.dtype.startswith("float") and x.ndim - lead >= 1):
             raise NotCompilable(f"sum_to of {x.type} over its leading axes")
-        ins = [_sum_leading_axes(gen, ins[0], x, lead)] + ins[1:]
+        ins = [_sum_leading_axes(gen, ins[0], x, lead, node.outputs[0])] + ins[1:]
         x = node.outputs[0]  # what is left has the target's number of axes
     target = ins[1] if node.op.from_shape else f"{ins[1]}.shape"
     differs = " or ".join(f"{ins[0]}.shape[{axis}] != {target}[{axis}]" for axis in range(x.ndim)) or "False"
@@ -461,14 +473,18 @@ def emit_sum_to_shape(gen, node, ins: list[str], outs: list[str]) -> None:
     gen.line(f"{outs[0]} = {ins[0]}")
 
 
-def _sum_leading_axes(gen, x: str, var, lead: int) -> str:
+def _sum_leading_axes(gen, x: str, var, lead: int, result) -> str:
     """``x`` summed over its first ``lead`` axes (a bias's gradient summed over the batch), as
-    numpy sums them: row after row of the leading axes flattened into one."""
+    numpy sums them: row after row of the leading axes flattened into one (into an array the
+    kernel keeps where the sum_to's ``result``, which may be that array, allows it)."""
+    from symscan.backends.numba import step_arrays
+
     _import_reductions(gen)
     kept = [f"{x}.shape[{axis}]" for axis in range(lead, var.ndim)]
     rows, summed = gen.fresh("rows"), gen.fresh("summed")
     gen.line(f"{rows} = np.ascontiguousarray({x}).reshape((-1, {' * '.join(kept)}))")
-    gen.line(f"{summed} = np.empty({rows}.shape[1], dtype=np.{var.dtype})")
+    if not step_arrays.place(gen, result, summed, f"({rows}.shape[1],)", var.dtype, row=False):
+        gen.line(f"{summed} = np.empty({rows}.shape[1], dtype=np.{var.dtype})")
     gen.line(f"_reductions.reduce_matrix_into({rows}, 0, 0, {summed})")
     if len(kept) == 1:
         return summed
@@ -496,7 +512,36 @@ def emit_join(gen, node, ins: list[str], outs: list[str]) -> None:
     dtype = node.outputs[0].dtype
     if any(v.dtype != dtype for v in node.inputs):
         raise NotCompilable(f"join of {[str(v.type) for v in node.inputs]}")
-    gen.line(f"{outs[0]} = np.concatenate(({', '.join(ins)},), axis={node.op.axis})")
+    if not _join_into_kept(gen, node, ins, outs[0]):
+        gen.line(f"{outs[0]} = np.concatenate(({', '.join(ins)},), axis={node.op.axis})")
+
+
+def _join_into_kept(gen, node, ins: list[str], out: str) -> bool:
+    """The pieces copied into an array the kernel keeps (``step_arrays.place``), after
+    numpy's check that they agree on every other axis; False (nothing written) where the
+    result needs a new array."""
+    from symscan.backends.numba import fused, step_arrays
+
+    axis, ndim = node.op.axis, node.outputs[0].ndim
+    if not step_arrays.can_place(gen, node.outputs[0]):
+        return False
+    lengths = [f"{ins[0]}.shape[{a}]" if a != axis else " + ".join(f"{p}.shape[{a}]" for p in ins)
+               for a in range(ndim)]
+    shape = gen.fresh("shape")
+    differ = [f"{p}.shape[{a}] != {ins[0]}.shape[{a}]" for p in ins[1:] for a in range(ndim) if a != axis]
+    if differ:
+        gen.line(f"if {' or '.join(differ)}:")
+        gen.line("    raise ValueError('concatenate: the pieces differ in length off its axis')")
+    gen.line(f"{shape} = ({', '.join(lengths)},)")
+    step_arrays.place(gen, node.outputs[0], out, shape, node.outputs[0].dtype)
+    start = gen.fresh("start")
+    gen.line(f"{start} = 0")
+    for piece in ins:
+        view, end = gen.fresh("view"), f"{start} + {piece}.shape[{axis}]"
+        gen.line(f"{view} = {out}[{', '.join([':'] * axis + [f'{start}:{end}'])},]")
+        fused.emit_assign(gen, view, ndim, piece, ndim)
+        gen.line(f"{start} = {end}")
+    return True
 
 
 @numba_emits(Arange)

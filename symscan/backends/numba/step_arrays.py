@@ -1,0 +1,135 @@
+"""Where an array a kernel's step computes lives, so that a step allocates nothing.
+
+A step's array value goes, in this order of preference, into:
+- its *buffer row*, where the loop stores it in a row nothing reads any more (``out_slots``);
+- a *carried* array: a value the loop carries to later steps in its window (a recurrent
+  state without a buffer row) goes into one of ``depth + 1`` arrays the kernel keeps, used in
+  turn, ``depth`` being the longest window holding it or a view of it: the array written at
+  step t was last written at step t - depth - 1, whose value has left every window;
+- a *scratch* array the kernel keeps across steps, where the value dies in the step: every
+  reader copies it (an elementwise op, a product, a reduction, a join, an inc_subtensor of
+  its values or of its base), or is a view of it (a transpose, a row, a sum_to that returns
+  it) whose readers do, or is a loop output the kernel copies into its buffer;
+- a new array otherwise (a value some later step or the caller may still read).
+Each such array is allocated before the loop with no elements and again only when the
+value's shape changes, which it does not from step to step in the usual loop.
+
+Only the top loop's step has a preamble: a nested loop's body has buffer rows or new arrays.
+"""
+
+from __future__ import annotations
+
+from symscan.backends.numba.special import COMPLEX_PARTS
+from symscan.graph.fg import OUTPUT
+from symscan.scan.checks import AfterChecks
+from symscan.tensor.assertion import Assert
+from symscan.tensor.broadcast import SumToShape
+from symscan.tensor.elemwise import Elemwise
+from symscan.tensor.math import Dot, MatMul, Reduce
+from symscan.tensor.shape import DimShuffle, Join, Reshape
+from symscan.tensor.subtensor import IncSubtensor, Subtensor
+
+COPYING_READERS = (Elemwise, Dot, MatMul, Reduce, Join)
+"""Readers whose result is a new array of what they read (or written into one of ours);
+an elementwise op's except the real part (a float array's is the array itself)."""
+VIEWING_READERS = (DimShuffle, Subtensor, SumToShape, Reshape, Assert, AfterChecks)
+"""Readers whose result may be a view of what they read: it dies with their results."""
+
+
+def _copies(reader) -> bool:
+    return isinstance(reader.op, COPYING_READERS) and getattr(reader.op, "name", None) not in COMPLEX_PARTS
+
+
+def _views(reader) -> bool:
+    return isinstance(reader.op, VIEWING_READERS + (IncSubtensor,)) or (
+        isinstance(reader.op, Elemwise) and not _copies(reader))
+
+
+def in_top_step(gen) -> bool:
+    """Whether code is being written in the top loop's step (where the kernel has a preamble)."""
+    return getattr(gen, "step_outputs", None) is not None and gen.indent == gen.step_indent
+
+
+def dies_in_step(gen, var) -> bool:
+    """Whether nothing reads ``var``'s array after the step that computed it."""
+    return in_top_step(gen) and _kept_depth(gen, var) == 0
+
+
+def carried_depth(gen, var) -> int | None:
+    """How many later steps read ``var``'s array through the windows of carried states (itself
+    or a view of it), where every other reader is done with it in the step; None if none do
+    or if something keeps it for longer."""
+    return (_kept_depth(gen, var) or None) if in_top_step(gen) else None
+
+
+def _kept_depth(gen, var) -> int | None:
+    """How many later steps read ``var``'s array by reference: 0 if only its own step reads it,
+    None if something may keep it for good."""
+    return _deepest([_reader_depth(gen, reader, position) for reader, position in gen.body.clients.get(var, [])])
+
+
+def _reader_depth(gen, reader, position: int) -> int | None:
+    if reader == OUTPUT:
+        return _kept_steps(gen, position)
+    if _copies(reader) or (isinstance(reader.op, IncSubtensor) and position):
+        return 0  # (an inc_subtensor copies the values it adds, and its base or writes into it)
+    if _views(reader):
+        return _deepest([_kept_depth(gen, out) for out in reader.outputs])
+    return None
+
+
+def _deepest(depths: list) -> int | None:
+    return None if None in depths else max(depths, default=0)
+
+
+def _kept_steps(gen, position: int) -> int | None:
+    """How many later steps read the loop's output ``position`` by reference: 0 for an output
+    the kernel copies into its buffer, its window's length for a carried state, None for
+    outputs kept for good (shared values, until's condition)."""
+    kept = gen.step_outputs
+    return kept[position] if position < len(kept) else None
+
+
+def can_place(gen, var) -> bool:
+    """Whether ``place`` has an array the kernel keeps for ``var``."""
+    return var in gen.out_slots or carried_depth(gen, var) is not None or dies_in_step(gen, var)
+
+
+def place(gen, var, name: str, shape: str, dtype: str, row: bool = True) -> bool:
+    """Bind ``name`` to the array ``var``'s value is computed into (its buffer row, a carried
+    array or a scratch array, see the module's docstring) of shape ``shape`` (a tuple
+    expression; ``row``: False where ``name`` is a part the value is made of, not the value):
+    False (nothing written) where the value needs a new array."""
+    row = gen.out_slots.get(var) if row else None
+    if row is not None:
+        gen.line(f"{name} = {row}")
+        gen.line(f"if {name}.shape != {shape}:")
+        gen.line("    raise ValueError('scan: a step returned a row of another shape')")
+        gen.written_into.add(name)
+        return True
+    depth = carried_depth(gen, var)
+    if depth is not None:
+        carried(gen, name, shape, dtype, var.ndim, depth + 1)
+        return True
+    if dies_in_step(gen, var):
+        scratch(gen, name, shape, dtype, var.ndim)
+        return True
+    return False
+
+
+def scratch(gen, name: str, shape: str, dtype: str, ndim: int) -> None:
+    """``name``: an array of the kernel's, kept across steps, of ``shape``."""
+    kept = gen.fresh("scratch")
+    gen.preamble.append(f"{kept} = np.empty({(0,) * ndim!r}, dtype=np.{dtype})")
+    gen.line(f"if {kept}.shape != {shape}:")
+    gen.line(f"    {kept} = np.empty({shape}, dtype=np.{dtype})")
+    gen.line(f"{name} = {kept}")
+
+
+def carried(gen, name: str, shape: str, dtype: str, ndim: int, count: int) -> None:
+    """``name``: step t's array of ``count`` the kernel keeps for a carried state, used in turn."""
+    kept = gen.fresh("carried")
+    gen.preamble.append(f"{kept} = np.empty({(0,) * (ndim + 1)!r}, dtype=np.{dtype})")
+    gen.line(f"if {kept}.shape[1:] != {shape}:")
+    gen.line(f"    {kept} = np.empty(({count},) + {shape}, dtype=np.{dtype})")
+    gen.line(f"{name} = {kept}[{gen.step_counter} % {count}]")

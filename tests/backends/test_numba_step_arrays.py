@@ -1,0 +1,189 @@
+"""A kernel's step allocates nothing (backends/numba/step_arrays.py): products, joins and
+elementwise chains write into the value's buffer row, into arrays the kernel keeps for a
+carried state (one per window slot, used in turn) or into scratch arrays for values that die in
+the step; the results stay mode py's."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import symscan as ss
+import symscan.tensor as T
+
+pytest.importorskip("numba")
+
+ALLOCATING = ("np.empty(", "np.zeros(", "np.concatenate(", ".copy()")
+NEW_PRODUCT = re.compile(r"= (np\.dot|_small\.\w+)\([^,()]+, [^,()]+\)$")  # a product without its out array
+
+
+def kernel_sources(monkeypatch) -> list[str]:
+    import symscan.backends.numba.evaluator as evaluator
+
+    sources, load = [], evaluator.load_kernel
+    monkeypatch.setattr(evaluator, "load_kernel", lambda source, *a: sources.append(source) or load(source, *a))
+    return sources
+
+
+def step_allocations(source: str) -> list[str]:
+    """Lines of the kernel's step loop that make a new array at every step (an allocation
+    guarded by a shape check or by ``t == 0`` happens once)."""
+    body = source[source.index("    for t in range("):].splitlines()
+    found = []
+    for before, line in zip(body, body[1:]):
+        guarded = before.strip().startswith("if ") and (".shape" in before or "t == 0" in before)
+        if (any(a in line for a in ALLOCATING) and not guarded) or NEW_PRODUCT.search(line.strip()):
+            found.append(line.strip())
+    return found
+
+
+def taps_rnn_gradient(mode: str):
+    """W5's taps RNN (benchmarks/workloads.py) and its gradient: G5."""
+    def step(u_tm4, u_t, x_tm3, x_tm1, y_tm1, W, W_in_1, W_in_2, W_feedback, W_out):
+        x_t = T.tanh(T.dot(x_tm1, W) + T.dot(u_t, W_in_1) + T.dot(u_tm4, W_in_2) + T.dot(y_tm1, W_feedback))
+        return [x_t, T.dot(x_tm3, W_out)]
+
+    Ws = [T.matrix(n) for n in ("W", "W_in_1", "W_in_2", "W_feedback", "W_out")]
+    u, x0, y0 = T.matrix("u"), T.matrix("x0"), T.vector("y0")
+    (xs, ys), _ = ss.scan(step, sequences=dict(input=u, taps=[-4, 0]),
+                          outputs_info=[dict(initial=x0, taps=[-3, -1]), y0], non_sequences=Ws)
+    grads = ss.grad((xs ** 2).sum() + (ys ** 2).sum(), [x0, y0] + Ws)
+    return ss.function([u, x0, y0] + Ws, grads, mode=mode)
+
+
+def taps_rnn_values(steps: int, size: int) -> list:
+    rng = np.random.default_rng(5)
+    scale = 0.5 / np.sqrt(size)
+    return ([rng.normal(size=(steps + 4, size)), rng.normal(size=(3, size)), rng.normal(size=size)]
+            + [rng.normal(size=(size, size)) * scale for _ in range(5)])
+
+
+@pytest.mark.parametrize("size", [4, 40])  # products looped in the kernel; BLAS's
+def test_taps_rnn_gradient_allocates_nothing_per_step(monkeypatch, size):
+    sources = kernel_sources(monkeypatch)
+    f = taps_rnn_gradient("numba")
+    assert f.backend_report() == ["scan: numba", "grad_of_scan: numba"]
+    values = taps_rnn_values(9, size)
+    for got, want in zip(f(*values), taps_rnn_gradient("py")(*values)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-13)
+    assert len(sources) == 2
+    for source in sources:
+        assert step_allocations(source) == []
+    reverse = next(s for s in sources if "carried" in s)
+    assert "np.concatenate" not in reverse  # the carried window of x's cotangents, joined in place
+
+
+def last_state(step, initial, sequences, non_sequences, mode: str, taps=None):
+    outputs_info = initial if taps is None else dict(initial=initial, taps=taps)
+    out, _ = ss.scan(step, sequences=sequences, outputs_info=outputs_info, non_sequences=non_sequences)
+    return out[-1]
+
+
+def test_carried_product_uses_two_arrays_in_turn(monkeypatch):
+    sources = kernel_sources(monkeypatch)
+    xs, h0, W = T.matrix("xs"), T.vector("h0"), T.matrix("W")
+    rng = np.random.default_rng(1)
+    values = [rng.normal(size=(7, 30)), rng.normal(size=40), rng.normal(size=(40, 40)) * 0.2]
+    results = {}
+    for mode in ("py", "numba"):
+        out = last_state(lambda x, h, W: T.dot(h, W) + T.sum(x), h0, xs, W, mode)
+        results[mode] = ss.function([xs, h0, W], out, mode=mode)(*values)
+    np.testing.assert_allclose(results["numba"], results["py"], rtol=1e-12)
+    (source,) = sources
+    assert "carried0[t % 2]" in source and step_allocations(source) == []
+
+
+def test_carried_window_of_two_uses_three_arrays(monkeypatch):
+    """A state read at taps -2 and -1 stays in the window two steps: step t's array must not be
+    one of the two the step reads."""
+    sources = kernel_sources(monkeypatch)
+    x0, W = T.matrix("x0"), T.matrix("W")
+    rng = np.random.default_rng(2)
+    values = [rng.normal(size=(2, 40)), rng.normal(size=(40, 40)) * 0.2]
+    results = {}
+    for mode in ("py", "numba"):
+        out, _ = ss.scan(lambda a, b, W: T.tanh(T.dot(b, W)) - 0.5 * a, outputs_info=dict(initial=x0, taps=[-2, -1]),
+                         non_sequences=W, n_steps=9)
+        results[mode] = ss.function([x0, W], out[-1], mode=mode)(*values)
+    np.testing.assert_allclose(results["numba"], results["py"], rtol=1e-12)
+    (source,) = sources
+    assert "% 3]" in source and step_allocations(source) == []
+
+
+def test_carried_join_reads_the_previous_array():
+    """A shift register: the new state is the old one's last rows and a new row, written into
+    the other carried array (never over the rows it copies)."""
+    x0, W = T.matrix("x0"), T.matrix("W")
+    rng = np.random.default_rng(3)
+    values = [rng.normal(size=(3, 40)), rng.normal(size=(40, 40)) * 0.2]
+    results = {}
+    for mode in ("py", "fast", "numba"):
+        out, _ = ss.scan(lambda x, W: T.concatenate([x[1:], T.dot(x[-1], W)[None, :]], axis=0), outputs_info=x0,
+                         non_sequences=W, n_steps=6)
+        results[mode] = ss.function([x0, W], out[-1], mode=mode)(*values)
+    np.testing.assert_allclose(results["numba"], results["py"], rtol=1e-12)
+    np.testing.assert_allclose(results["fast"], results["py"], rtol=1e-12)
+
+
+def test_join_into_its_buffer_row(monkeypatch):
+    sources = kernel_sources(monkeypatch)
+    xs, W = T.matrix("xs"), T.matrix("W")
+    out, _ = ss.scan(lambda x, W: T.concatenate([T.dot(x, W), x * 2.0]), sequences=xs, non_sequences=W)
+    rng = np.random.default_rng(4)
+    values = [rng.normal(size=(5, 3)), rng.normal(size=(3, 2))]
+    got = ss.function([xs, W], out, mode="numba")(*values)
+    np.testing.assert_allclose(got, ss.function([xs, W], out, mode="py")(*values), rtol=1e-12)
+    (source,) = sources
+    assert "np.concatenate" not in source and step_allocations(source) == []
+
+
+def test_join_of_pieces_that_differ_off_its_axis_raises_mode_fast_error():
+    xs, ys = T.matrix("xs"), T.tensor3("ys")
+    out, _ = ss.scan(lambda x, y: T.concatenate([x[None, :], y], axis=0).sum(axis=0), sequences=[xs, ys])
+    values = [np.ones((3, 4)), np.ones((3, 2, 5))]
+    with pytest.raises(ValueError) as fast_error:
+        ss.function([xs, ys], out, mode="fast")(*values)
+    with pytest.raises(ValueError) as numba_error:
+        ss.function([xs, ys], out, mode="numba")(*values)
+    assert str(numba_error.value) == str(fast_error.value)
+
+
+def test_a_view_kept_longer_deepens_the_carried_arrays(monkeypatch):
+    """A state whose view is another state kept two steps (taps -2, -1) goes into three arrays
+    used in turn, not two: step t would write over what step t - 2's view still shows."""
+    sources = kernel_sources(monkeypatch)
+    xs, h0, g0, W = T.matrix("xs"), T.vector("h0"), T.matrix("g0"), T.matrix("W")
+
+    def step(x, h, g_tm2, g_tm1, W):
+        new = T.tanh(T.dot(h, W) + 0.5 * g_tm2 + x.sum())
+        return new, new[::-1]
+
+    rng = np.random.default_rng(5)
+    values = [rng.normal(size=(6, 2)), rng.normal(size=40), rng.normal(size=(2, 40)), rng.normal(size=(40, 40)) * 0.2]
+    results = {}
+    for mode in ("py", "numba"):
+        (hs, gs), _ = ss.scan(step, sequences=xs, outputs_info=[h0, dict(initial=g0, taps=[-2, -1])],
+                              non_sequences=W)
+        results[mode] = ss.function([xs, h0, g0, W], [hs[-1], gs[-1]], mode=mode)(*values)
+    for got, want in zip(results["numba"], results["py"]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    (source,) = sources
+    assert "% 3]" in source and "% 2]" not in source
+
+
+def test_lstm_gradient_allocates_nothing_per_step(monkeypatch):
+    """The gate slices' inc_subtensors copy into kept arrays, the bias gradient's batch sum
+    goes into a scratch array and the cell state's cotangent (a sum_to of a chain) into
+    carried ones."""
+    from tests.backends.test_numba_fused import lstm_gradient, lstm_values
+
+    sources = kernel_sources(monkeypatch)
+    f = lstm_gradient("numba")
+    values = lstm_values()
+    for got, want in zip(f(*values), lstm_gradient("py")(*values)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-15)
+    assert len(sources) == 2
+    for source in sources:
+        assert step_allocations(source) == []
