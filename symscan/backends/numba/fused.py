@@ -139,7 +139,7 @@ class GroupWriter:
                 self.scalars[var] = self.fresh("s")
         shape = gen.fresh("shape")
         arrays = [gen.name_of(v, self.names) for v in self.arrays]
-        gen.line(f"{shape} = {self._shape_function()}({', '.join(arrays)})")
+        gen.line(f"{shape} = {self._shape(arrays)}")
         self._allocate(out, root, shape)
         for node in self.group.members:
             if _staged_function(node) is not None and not (node is root and _plain_staged(root)):
@@ -155,18 +155,23 @@ class GroupWriter:
         loops = self._loops_function()
         gen.line(f"{loops}({', '.join([out] + temps + arrays + scalars)})")
 
-    def _shape_function(self) -> str:
-        """``_fshape_<hash>(arrays...)``: numpy's broadcast shape of the group's arrays."""
-        params = [name for name, _ in self.arrays.values()]
-        lines = [f"    n{axis} = 1" for axis in range(self.ndim)]
-        for var, (name, _) in self.arrays.items():
-            for axis in range(var.ndim):
-                length, size = f"n{self.ndim - var.ndim + axis}", f"{name}.shape[{axis}]"
-                lines += [f"    if {size} != 1:", f"        if {length} != 1 and {length} != {size}:",
-                          "            raise ValueError('symscan: shapes do not broadcast')",
-                          f"        {length} = {size}"]
-        lines.append(f"    return ({', '.join(f'n{axis}' for axis in range(self.ndim))},)")
-        return _define(self.gen, "_fshape", params, lines)
+    def _shape(self, arrays: list[str]) -> str:
+        """The source of the broadcast shape of the group's arrays: one array's own shape, else
+        two at a time by ``_fshape_<hash>(shape, shape)``, folded left (numpy's rule gives the
+        same shape, and fails where it fails, taken pairwise). Functions of two shapes are few
+        (one per pair of ranks), so every group of every kernel shares them; numba compiles
+        each in a fraction of a second, and a function of all the group's shapes at once was
+        one more per mix of ranks. They take shapes, not arrays: one compiled signature
+        whatever the arrays' layouts (a slice is numba's layout 'A', a new array 'C')."""
+        ndims = [var.ndim for var in self.arrays]
+        shapes = [_shape_of(a) for a in arrays]
+        if not shapes or max(ndims) != self.ndim:  # (no array of the result's rank)
+            return f"{_shape_function(self.gen, ndims, self.ndim)}({', '.join(shapes)})"
+        expr, ndim = shapes[0], ndims[0]
+        for shape, other in zip(shapes[1:], ndims[1:]):
+            expr = f"{_shape_function(self.gen, [ndim, other], max(ndim, other))}({expr}, {shape})"
+            ndim = max(ndim, other)
+        return expr
 
     def _loops_function(self) -> str:
         params = (["out"] + [inner for _, inner in self._stage_args] + [name for name, _ in self.arrays.values()]
@@ -285,6 +290,27 @@ def _define(gen, prefix: str, params: list[str], body: list[str], needs: tuple[s
 
 
 _LOADER = "from symscan.backends.numba.cache import load_kernel as _load_kernel"
+
+
+def _shape_function(gen, ndims: list[int], ndim: int) -> str:
+    """``_fshape_<hash>(s0, s1, ...)``: numpy's broadcast shape (rank ``ndim``) of shapes of
+    ranks ``ndims`` (checked: a failed check raises, and the evaluator reruns the call in mode
+    fast for numpy's message)."""
+    params = [f"s{i}" for i in range(len(ndims))]
+    lines = [f"    n{axis} = 1" for axis in range(ndim)]
+    for name, rank in zip(params, ndims):
+        for axis in range(rank):
+            length, size = f"n{ndim - rank + axis}", f"{name}[{axis}]"
+            lines += [f"    if {size} != 1:", f"        if {length} != 1 and {length} != {size}:",
+                      "            raise ValueError('symscan: shapes do not broadcast')",
+                      f"        {length} = {size}"]
+    lines.append(f"    return ({', '.join(f'n{axis}' for axis in range(ndim))},)")
+    return _define(gen, "_fshape", params, lines)
+
+
+def _shape_of(value: str) -> str:
+    """The source of ``value``'s shape (a name or an expression)."""
+    return f"{value}.shape" if value.isidentifier() else f"({value}).shape"
 
 
 def _staged_function(node) -> tuple[str, str] | None:

@@ -417,7 +417,13 @@ def emit_shape(gen, node, ins: list[str], outs: list[str]) -> None:
 @numba_emits(MakeVector)
 def emit_make_vector(gen, node, ins: list[str], outs: list[str]) -> None:
     dtype = node.op.dtype
-    gen.line(f"{outs[0]} = np.array([{', '.join(as_dtype(i, dtype) for i in ins)}], dtype=np.{dtype})")
+    if not ins:
+        gen.line(f"{outs[0]} = np.empty(0, dtype=np.{dtype})")
+        return
+    # from a tuple, not a list: numba types a list through its reflected-list machinery, and a
+    # tuple of ints shares the conversion ``Shape`` compiles (np.array(x.shape))
+    values = ", ".join(as_dtype(i, dtype) for i in ins) + ","
+    gen.line(f"{outs[0]} = np.array(({values}), dtype=np.{dtype})")
 
 
 @numba_emits(Alloc)
