@@ -1,0 +1,167 @@
+"""Equal shapes proven from broadcasting: ``proven_same_shape`` removes the ``sum_to`` and
+``fill`` steps of gradients whose shapes the graph shows to be equal.
+
+``shape_sources`` follows one shape source; an elementwise op over two sources (``y * log(p)``
+with ``y`` and ``p`` of unknown lengths) stops it. Here each axis's length is the set of
+lengths that broadcast into it: where evaluation succeeds, numpy's rule makes that axis the
+one length of the set other than 1 (1 when the set is empty), whatever the order or
+repetition. Two axes with the same set have the same length in every run that gets there, so
+a ``sum_to`` between them sums nothing. Nothing is assumed about lengths the graph does not
+tie together (a ``y`` that may have length 1 keeps its ``sum_to``).
+"""
+
+from __future__ import annotations
+
+from rewrites.registry import register
+from symscan.graph.basic import Constant, Variable
+from symscan.scan.checks import AfterChecks
+from symscan.tensor.basic import static_int
+from symscan.tensor.broadcast import SumToShape
+from symscan.tensor.elemwise import Cast, Elemwise
+from symscan.tensor.gradient_markers import GradientMarker
+from symscan.tensor.math import Dot, MatMul, Outer, Reduce
+from symscan.tensor.shape import DimShuffle, MakeVector, Shape
+from symscan.tensor.subtensor import INT, IncSubtensor, Subtensor
+
+Lengths = tuple  # one frozenset per axis: the lengths (atoms) that broadcast into it
+MAX_DEPTH = 48
+"""How far up the graph a proof looks (gradient graphs tie shapes within a few ops)."""
+
+
+def axis_lengths(var: Variable, depth: int = 0, memo: dict | None = None) -> Lengths:
+    """``var``'s axes, each as the set of atoms that broadcast into it. An atom is a static
+    length above 1, ``(v, axis)`` for an axis of a variable nothing more is known of, or
+    ``(scalar, None)`` for a length computed by a scalar expression. ``memo`` keeps the
+    answers of one proof (graphs are DAGs: without it, shared operands are walked again)."""
+    memo = {} if memo is None else memo
+    if var not in memo:
+        derived = _derived(var, depth, memo) if var.owner is not None and depth < MAX_DEPTH else None
+        if derived is None:
+            derived = tuple(frozenset({(var, axis)}) for axis in range(var.ndim))
+        memo[var] = tuple(_static(n) if n is not None else lengths for n, lengths in zip(var.type.shape, derived))
+    return memo[var]
+
+
+def _static(n: int) -> frozenset:
+    return frozenset() if n == 1 else frozenset({n})
+
+
+def _derived(var: Variable, depth: int, memo: dict) -> Lengths | None:
+    op, inputs = var.owner.op, var.owner.inputs
+
+    def lengths(v: Variable) -> Lengths:
+        return axis_lengths(v, depth + 1, memo)
+
+    if isinstance(op, (Elemwise, Cast)):
+        return _broadcast([lengths(v) for v in inputs], var.ndim)
+    if isinstance(op, (GradientMarker, AfterChecks, IncSubtensor)):
+        return lengths(inputs[0])
+    if isinstance(op, SumToShape):
+        if not op.from_shape:
+            return lengths(inputs[1])
+        vector = inputs[1].owner
+        if vector is None or not isinstance(vector.op, MakeVector):
+            return None
+        return tuple(scalar_lengths(v, depth + 1, memo) for v in vector.inputs)
+    if isinstance(op, DimShuffle):
+        source = lengths(inputs[0])
+        return tuple(frozenset() if axis == "x" else source[axis] for axis in op.new_order)
+    if isinstance(op, Reduce):
+        source, axes = lengths(inputs[0]), range(inputs[0].ndim) if op.axis is None else op.axis
+        return tuple(frozenset() if i in axes else atoms for i, atoms in enumerate(source)
+                     if op.keepdims or i not in axes)
+    if isinstance(op, (Dot, MatMul, Outer)):
+        return _product(op, inputs, [lengths(v) for v in inputs])
+    return None
+
+
+def _broadcast(operands: list[Lengths], ndim: int) -> Lengths:
+    """Each axis: the union of the operands' sets for it (right-aligned, as numpy aligns)."""
+    axes = []
+    for axis in range(ndim):
+        atoms = frozenset()
+        for lengths in operands:
+            k = axis - (ndim - len(lengths))
+            if k >= 0:
+                atoms |= lengths[k]
+        axes.append(atoms)
+    return tuple(axes)
+
+
+def _product(op, inputs: list, operands: list[Lengths]) -> Lengths | None:
+    """A product's axes from its operands' (as ``shape_sources._product_lengths``)."""
+    if isinstance(op, Outer):
+        return (operands[0][0], operands[1][0]) if all(v.ndim == 1 for v in inputs) else None
+    (a, b), (la, lb) = inputs, operands
+    if a.ndim > 2 and b.ndim == 2:
+        return la[:-1] + lb[1:]
+    if not all(1 <= v.ndim <= 2 for v in inputs):
+        return None
+    return (la[:1] if a.ndim == 2 else ()) + (lb[1:] if b.ndim == 2 else ())
+
+
+def scalar_lengths(length: Variable, depth: int = 0, memo: dict | None = None) -> frozenset:
+    """The atoms of a length given as a 0-d integer: a constant, ``shape(v)[i]``, the
+    ``maximum`` of lengths (how ``shape_sources.computed_shape`` writes a broadcast length:
+    the same as the broadcast unless a length is 0 and another 1, where it is wrong and the
+    graph without the computed shape gives the broadcast), or itself."""
+    if isinstance(length, Constant):
+        value = static_int(length)
+        if value is not None:
+            return _static(value)
+    node = length.owner
+    if node is not None and node.op == Elemwise("maximum") and length.ndim == 0 and length.dtype == "int64":
+        return frozenset().union(*(scalar_lengths(v, depth + 1, memo) for v in node.inputs))
+    if (node is not None and isinstance(node.op, Subtensor) and node.op.spec == (INT,)
+            and node.inputs[0].owner is not None and isinstance(node.inputs[0].owner.op, Shape)):
+        axis, measured = static_int(node.inputs[1]), node.inputs[0].owner.inputs[0]
+        if axis is not None and -measured.ndim <= axis < measured.ndim:
+            return axis_lengths(measured, depth, memo)[axis]
+    return frozenset({(length, None)})
+
+
+def proven_equal(a: Variable, b: Variable) -> bool:
+    """Whether ``a`` and ``b`` have the same shape in every run that computes both."""
+    memo = {}
+    return a.ndim == b.ndim and axis_lengths(a, memo=memo) == axis_lengths(b, memo=memo)
+
+
+def _covers(a: Variable, b: Variable) -> bool:
+    """Whether broadcasting ``b`` against ``a`` gives ``b``'s shape: ``a``'s atoms are among
+    ``b``'s on every axis (then ``a`` broadcasts into ``b`` whenever ``b`` is computed)."""
+    if a.ndim > b.ndim:
+        return False
+    memo = {}
+    la, lb = axis_lengths(a, memo=memo), axis_lengths(b, memo=memo)
+    return all(atoms <= lb[b.ndim - a.ndim + k] for k, atoms in enumerate(la))
+
+
+@register("proven_same_shape", phase="canonicalize", tags=("canonicalize", "shapes"),
+          tracks=(SumToShape, Elemwise, Shape))
+def proven_same_shape(fgraph, node):
+    """sum_to(x, like) -> x when x has like's shape; second(a, b) -> b when a broadcasts into b;
+    shape(x) -> shape(u) when u is the operand of elementwise x that all others broadcast into."""
+    out = node.outputs[0]
+    if isinstance(node.op, SumToShape):
+        x = node.inputs[0]
+        return {out: x} if x.type.dtype == out.type.dtype and proven_equal(x, out) else None
+    if isinstance(node.op, Shape):
+        source = _shape_operand(node.inputs[0])
+        return None if source is None else {out: Shape()(source)}
+    if node.op == Elemwise("second"):
+        a, b = node.inputs
+        if b.type.dtype == out.type.dtype and b.ndim == out.ndim and _covers(a, b):
+            return {out: b}
+    return None
+
+
+def _shape_operand(x: Variable) -> Variable | None:
+    """The operand of elementwise ``x`` with x's shape, when every other operand is a constant
+    or an input that broadcasts into it: then computing x could not fail where reading that
+    operand's shape succeeds (``shape(zeros_like(w))`` is ``shape(w)``)."""
+    if x.owner is None or not isinstance(x.owner.op, (Elemwise, Cast)):
+        return None
+    for u in x.owner.inputs:
+        if u.ndim == x.ndim and all(v is u or (v.owner is None and _covers(v, u)) for v in x.owner.inputs):
+            return u
+    return None
