@@ -15,7 +15,7 @@ from __future__ import annotations
 from rewrites.registry import register
 from symscan.graph.basic import Constant, Variable
 from symscan.scan.checks import AfterChecks
-from symscan.tensor.basic import static_int
+from symscan.tensor.basic import constant, static_int
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
@@ -137,11 +137,14 @@ def _covers(a: Variable, b: Variable) -> bool:
 
 
 @register("proven_same_shape", phase="canonicalize", tags=("canonicalize", "shapes"),
-          tracks=(SumToShape, Elemwise, Shape))
+          tracks=(SumToShape, Elemwise, Shape, Subtensor))
 def proven_same_shape(fgraph, node):
     """sum_to(x, like) -> x when x has like's shape; second(a, b) -> b when a broadcasts into b;
-    shape(x) -> shape(u) when u is the operand of elementwise x that all others broadcast into."""
+    shape(x) -> shape(u) when u is the operand of elementwise x that all others broadcast into;
+    shape(dimshuffle(x))[i] -> shape(x)[j] (or 1)."""
     out = node.outputs[0]
+    if isinstance(node.op, Subtensor):
+        return _transposed_length(node)
     if isinstance(node.op, SumToShape):
         x = node.inputs[0]
         return {out: x} if x.type.dtype == out.type.dtype and proven_equal(x, out) else None
@@ -153,6 +156,22 @@ def proven_same_shape(fgraph, node):
         if b.type.dtype == out.type.dtype and b.ndim == out.ndim and _covers(a, b):
             return {out: b}
     return None
+
+
+def _transposed_length(node) -> dict | None:
+    """shape(dimshuffle(x))[i]: the length of x's axis that dimshuffle put at i (1 for a new
+    axis); a dimshuffle cannot fail at run time, so nothing is lost by not computing it."""
+    if node.op.spec != (INT,) or node.inputs[0].owner is None or not isinstance(node.inputs[0].owner.op, Shape):
+        return None
+    shuffled, axis = node.inputs[0].owner.inputs[0], static_int(node.inputs[1])
+    if shuffled.owner is None or not isinstance(shuffled.owner.op, DimShuffle) or axis is None \
+            or not -shuffled.ndim <= axis < shuffled.ndim:
+        return None
+    source = shuffled.owner.op.new_order[axis]
+    out = node.outputs[0]
+    if source == "x":
+        return {out: constant(1, dtype=out.dtype)}
+    return {out: Shape()(shuffled.owner.inputs[0])[source]}
 
 
 def _shape_operand(x: Variable) -> Variable | None:

@@ -9,6 +9,7 @@ import symscan as ss
 import symscan.tensor as T
 from rewrites.broadcast_lengths import axis_lengths, proven_equal
 from symscan.tensor.broadcast import SumToShape
+from symscan.tensor.shape import DimShuffle
 
 OFF = ["-proven_same_shape"]
 
@@ -119,3 +120,13 @@ def test_the_shape_of_a_value_that_cannot_be_computed_still_raises(rewrites):
     np.testing.assert_array_equal(f(np.ones(3), np.ones(3), np.ones(1)), [3])
     with pytest.raises(ValueError, match="broadcast"):
         f(np.ones(3), np.ones(3), np.ones(2))
+
+
+def test_lengths_of_a_transpose_are_read_from_its_input():
+    m = T.matrix("m")
+    shuffled = m.T.dimshuffle(0, "x", 1)
+    outputs = [shuffled.shape[0] * 10 + shuffled.shape[1], shuffled.shape[-1]]
+    for rewrites, shuffles in ((None, 0), (OFF, 1)):
+        f = ss.function([m], outputs, mode="fast", rewrites=rewrites)
+        assert sum(isinstance(n.op, DimShuffle) for n in f.fgraph.apply_nodes) == shuffles
+        assert [int(v) for v in f(np.ones((2, 3)))] == [31, 2]
