@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from rewrites.registry import register
 from symscan.graph.basic import Constant, Variable
+from symscan.graph.traversal import ancestors
 from symscan.scan.checks import AfterChecks
 from symscan.tensor.basic import constant, static_int
 from symscan.tensor.broadcast import SumToShape
@@ -153,9 +154,28 @@ def proven_same_shape(fgraph, node):
         return None if source is None else {out: Shape()(source)}
     if node.op == Elemwise("second"):
         a, b = node.inputs
-        if b.type.dtype == out.type.dtype and b.ndim == out.ndim and _covers(a, b):
+        if b.type.dtype == out.type.dtype and b.ndim == out.ndim and _covers(a, b) and skippable(a, b):
             return {out: b}
     return None
+
+
+def skippable(dropped: Variable, kept: Variable) -> bool:
+    """Whether not computing ``dropped`` loses no error where ``kept`` is computed: what it
+    computes beyond kept's ancestors is elementwise work with floating results (numpy warns,
+    never raises, there), casts and dimshuffles. Broadcasting in it cannot fail: the proofs
+    that call this show its lengths among kept's, which broadcast together."""
+    computed, stack, seen = set(ancestors([kept])), [dropped], set()
+    while stack:
+        var = stack.pop()
+        if var in computed or var.owner is None or var in seen:
+            continue
+        seen.add(var)
+        op = var.owner.op
+        if len(seen) > 64 or not (isinstance(op, (Cast, DimShuffle, GradientMarker)) or op == Elemwise("second")
+                                  or isinstance(op, Elemwise) and all(o.dtype[0] in "fc" for o in var.owner.outputs)):
+            return False
+        stack.extend(var.owner.inputs)
+    return True
 
 
 def _transposed_length(node) -> dict | None:
@@ -175,12 +195,12 @@ def _transposed_length(node) -> dict | None:
 
 
 def _shape_operand(x: Variable) -> Variable | None:
-    """The operand of elementwise ``x`` with x's shape, when every other operand is a constant
-    or an input that broadcasts into it: then computing x could not fail where reading that
-    operand's shape succeeds (``shape(zeros_like(w))`` is ``shape(w)``)."""
+    """The operand of elementwise ``x`` with x's shape, when every other operand broadcasts into
+    it and computing x could not fail where that operand is computed (``shape(zeros_like(w))``
+    is ``shape(w)``)."""
     if x.owner is None or not isinstance(x.owner.op, (Elemwise, Cast)):
         return None
     for u in x.owner.inputs:
-        if u.ndim == x.ndim and all(v is u or (v.owner is None and _covers(v, u)) for v in x.owner.inputs):
+        if u.ndim == x.ndim and all(v is u or _covers(v, u) for v in x.owner.inputs) and skippable(x, u):
             return u
     return None

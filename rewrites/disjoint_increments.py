@@ -5,15 +5,16 @@ The gradient of a value read in slices (an LSTM's four gates, cut from one pre-a
 adds one zeros-with-a-slice-filled per slice: four zeros, four increments and three full-size
 additions every step. Where the slices are disjoint, each element of the sum is one slice's
 value plus zeros, so writing every slice into one zeros gives the same numbers bit for bit; each
-increment still checks its value against its slice, and both operands of the addition are
-proven to have the zeros' shape, so no error is lost or added.
+increment still checks its value against its slice, both operands of the addition are proven
+to have the zeros' shape, and the zeros no longer read can raise nothing the others do not,
+so no error is lost or added.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from rewrites.broadcast_lengths import proven_equal
+from rewrites.broadcast_lengths import proven_equal, skippable
 from rewrites.registry import register
 from symscan.graph.basic import Constant, Variable
 from symscan.tensor.basic import static_int
@@ -86,7 +87,7 @@ def disjoint_increments(fgraph, node):
     (zeros, _, first), (other_zeros, nodes, second) = chains
     out = node.outputs[0]
     if not (out.dtype == zeros.dtype == other_zeros.dtype and out.ndim == zeros.ndim == other_zeros.ndim
-            and proven_equal(zeros, other_zeros) and _disjoint(first + second)):
+            and proven_equal(zeros, other_zeros) and _disjoint(first + second) and skippable(other_zeros, zeros)):
         return None
     chain = node.inputs[0]
     for increment in nodes:

@@ -9,6 +9,7 @@ import symscan as ss
 import symscan.tensor as T
 from rewrites.broadcast_lengths import axis_lengths, proven_equal
 from symscan.tensor.broadcast import SumToShape
+from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.shape import DimShuffle
 
 OFF = ["-proven_same_shape"]
@@ -74,7 +75,7 @@ def test_the_rule_removes_the_sum_to_steps_broadcasting_proves_useless():
     # kept: the sums to p's length of terms multiplied by y (y may have length 1 and broadcast),
     # softmax's sums to the row maxima and row sums (real reductions), to b and to X @ W (b may
     # have length 1)
-    assert counts == {("logistic", "on"): (19, 2), ("logistic", "off"): (27, 5),
+    assert counts == {("logistic", "on"): (17, 2), ("logistic", "off"): (27, 5),
                       ("softmax", "on"): (30, 4), ("softmax", "off"): (38, 6)}
     assert any(r.rule == "proven_same_shape" for r in ss.function(*_logistic_regression(), mode="fast")
                .rewrite_report().fired)
@@ -109,7 +110,7 @@ def test_shapes_of_fills_are_read_from_what_they_fill(rng):
     w, k = T.matrix("w"), T.scalar("k")
     for rewrites, seconds in ((None, 0), (OFF, 1)):
         f = ss.function([w, k], (T.zeros_like(w) + k).shape, mode="fast", rewrites=rewrites)
-        assert sum(n.op == ss.tensor.elemwise.Elemwise("second") for n in f.fgraph.apply_nodes) == seconds
+        assert sum(n.op == Elemwise("second") for n in f.fgraph.apply_nodes) == seconds
         np.testing.assert_array_equal(f(np.ones((2, 3)), 1.5), [2, 3])
 
 
@@ -130,3 +131,14 @@ def test_lengths_of_a_transpose_are_read_from_its_input():
         f = ss.function([m], outputs, mode="fast", rewrites=rewrites)
         assert sum(isinstance(n.op, DimShuffle) for n in f.fgraph.apply_nodes) == shuffles
         assert [int(v) for v in f(np.ones((2, 3)))] == [31, 2]
+
+
+@pytest.mark.parametrize("rewrites", [None, OFF])
+def test_an_operand_whose_computation_may_raise_is_still_computed(rewrites):
+    x, y = T.lvector("x"), T.vector("y")
+    raises = x ** -1  # numpy: integers to negative integer powers are not allowed
+    outputs = [Elemwise("second")(raises, y * x), (raises + y * x).shape]
+    for output in outputs:
+        f = ss.function([x, y], output, mode="fast", rewrites=rewrites)
+        with pytest.raises(ValueError, match="negative integer powers"):
+            f(np.array([1, 2]), np.ones(2))

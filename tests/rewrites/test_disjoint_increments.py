@@ -97,3 +97,13 @@ def test_zeros_of_unrelated_shapes_are_not_chained():
     assert _chained(f.fgraph) == 0
     got = f(np.ones((3, 4)), np.ones((1, 4)), np.ones((3, 2)), np.ones((1, 2)))  # n's row broadcasts
     np.testing.assert_array_equal(got, np.ones((3, 4)))
+
+
+def test_zeros_whose_shape_reference_may_raise_are_kept():
+    m, k, v1, v2 = T.matrix("m"), T.lscalar("k"), T.matrix("v1"), T.matrix("v2")
+    raising = T.zeros_like(m + k ** -1)  # numpy: integers to negative integer powers are not allowed
+    out = T.inc_subtensor(T.zeros_like(m)[:, :2], v1) + T.inc_subtensor(raising[:, 2:], v2)
+    f = ss.function([m, k, v1, v2], out, mode="fast")
+    assert _chained(f.fgraph) == 0
+    with pytest.raises(ValueError, match="negative integer powers"):
+        f(np.ones((3, 4)), 2, np.ones((3, 2)), np.ones((3, 2)))
