@@ -162,29 +162,41 @@ def proven_same_shape(fgraph, node):
 def skippable(dropped: Variable, kept: Variable) -> bool:
     """Whether not computing ``dropped`` loses no error where ``kept`` is computed: what it
     computes beyond kept's ancestors is elementwise work with floating results (numpy warns,
-    never raises, there), casts and dimshuffles. Broadcasting in it cannot fail: the proofs
-    that call this show its lengths among kept's, which broadcast together."""
+    never raises, there), casts, and dimshuffles that drop no axis of unknown length.
+    Broadcasting in it cannot fail: the proofs that call this show its lengths among kept's,
+    which broadcast together."""
     computed, stack, seen = set(ancestors([kept])), [dropped], set()
     while stack:
         var = stack.pop()
         if var in computed or var.owner is None or var in seen:
             continue
         seen.add(var)
-        op = var.owner.op
-        if len(seen) > 64 or not (isinstance(op, (Cast, DimShuffle, GradientMarker)) or op == Elemwise("second")
-                                  or isinstance(op, Elemwise) and all(o.dtype[0] in "fc" for o in var.owner.outputs)):
+        if len(seen) > 64 or not _cannot_raise(var):
             return False
         stack.extend(var.owner.inputs)
     return True
 
 
+def _cannot_raise(var: Variable) -> bool:
+    """Computing ``var`` from its inputs raises nothing but broadcasting errors."""
+    op = var.owner.op
+    return (isinstance(op, (Cast, GradientMarker)) or _checks_nothing(var) or op == Elemwise("second")
+            or isinstance(op, Elemwise) and all(o.dtype[0] in "fc" for o in var.owner.outputs))
+
+
+def _checks_nothing(var: Variable) -> bool:
+    """A dimshuffle that drops no axis of unknown length (dropping one checks it is 1 at run time)."""
+    node = var.owner
+    return isinstance(node.op, DimShuffle) and all(node.inputs[0].type.shape[a] == 1 for a in node.op.dropped)
+
+
 def _transposed_length(node) -> dict | None:
     """shape(dimshuffle(x))[i]: the length of x's axis that dimshuffle put at i (1 for a new
-    axis); a dimshuffle cannot fail at run time, so nothing is lost by not computing it."""
+    axis), where the dimshuffle cannot fail (``_checks_nothing``)."""
     if node.op.spec != (INT,) or node.inputs[0].owner is None or not isinstance(node.inputs[0].owner.op, Shape):
         return None
     shuffled, axis = node.inputs[0].owner.inputs[0], static_int(node.inputs[1])
-    if shuffled.owner is None or not isinstance(shuffled.owner.op, DimShuffle) or axis is None \
+    if shuffled.owner is None or not _checks_nothing(shuffled) or axis is None \
             or not -shuffled.ndim <= axis < shuffled.ndim:
         return None
     source = shuffled.owner.op.new_order[axis]

@@ -142,3 +142,15 @@ def test_an_operand_whose_computation_may_raise_is_still_computed(rewrites):
         f = ss.function([x, y], output, mode="fast", rewrites=rewrites)
         with pytest.raises(ValueError, match="negative integer powers"):
             f(np.array([1, 2]), np.ones(2))
+
+
+@pytest.mark.parametrize("rewrites", [None, OFF])
+def test_a_dimshuffle_that_checks_a_length_is_still_computed(rewrites):
+    m, v = T.matrix("m"), T.vector("v")
+    dropped = m.dimshuffle(1)  # checks at run time that m has one row
+    outputs = [dropped.shape[0], (T.exp(dropped) + v).shape, Elemwise("second")(dropped * 2.0, v * 3.0)]
+    for output in outputs:
+        f = ss.function([m, v], output, mode="fast", rewrites=rewrites)
+        f(np.ones((1, 3)), np.ones(3))
+        with pytest.raises(ValueError, match="cannot be dropped"):
+            f(np.ones((2, 3)), np.ones(3))
