@@ -6,9 +6,11 @@ user's own ``rewrites.py`` on the path must not shadow it.
 
 # Importing the rule modules registers their rules.
 from rewrites import (  # noqa: F401
+    broadcast_lengths,
     canonicalize,
     constant_folding,
     delayed_states,
+    disjoint_increments,
     fusion,
     ifelse,
     inplace,

@@ -125,8 +125,8 @@ def test_gradient_graphs_have_fewer_nodes():
             unfused = ss.function(inputs, grads, mode="fast", rewrites=["-fusion"])
             counts[name, static] = (len(unfused.fgraph.apply_nodes), len(fused.fgraph.apply_nodes))
             assert len(unfused_nodes(fused.fgraph)) == len(unfused.fgraph.apply_nodes)
-    assert counts == {("logreg", False): (45, 32), ("logreg", True): (20, 9),
-                      ("softmax", False): (52, 40), ("softmax", True): (46, 35)}
+    assert counts == {("logreg", False): (38, 22), ("logreg", True): (20, 9),
+                      ("softmax", False): (46, 32), ("softmax", True): (40, 28)}
 
 
 def _logistic_regression(static: bool):
