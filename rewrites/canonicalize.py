@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rewrites.registry import register
+from rewrites.scan_utils import after_loop_checks, checks_dropped_with
 from rewrites.shape_sources import all_ones, computed_shape, same_shape
 from symscan.graph.basic import Constant, Variable
 from symscan.scan.checks import StepCount
@@ -285,5 +286,5 @@ def canonicalize(fgraph, node):
         if matches(node.op):
             new = rule(node)
             if new is not None and new is not out and _same_kind(out, new):
-                return {out: new}
+                return {out: after_loop_checks(new, checks_dropped_with(fgraph, node, new))}
     return None

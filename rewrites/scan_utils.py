@@ -6,10 +6,10 @@ from collections.abc import Iterable
 
 from symscan.graph.basic import Constant, Variable
 from symscan.graph.clone import clone_replace
-from symscan.graph.fg import FunctionGraph
+from symscan.graph.fg import OUTPUT, FunctionGraph
 from symscan.graph.traversal import toposort
 from symscan.scan.args import ScanArgs, SequenceEntry
-from symscan.scan.checks import AfterChecks, InitialRows, StepCount
+from symscan.scan.checks import AfterChecks, CheckRowShape, CheckSequenceLength, CheckStepShape, InitialRows, StepCount
 from symscan.tensor.basic import static_int
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.shape import DimShuffle, Shape, shape
@@ -132,6 +132,46 @@ def loop_checks(args: ScanArgs) -> list[Variable]:
 
 def after_loop_checks(value: Variable, checks: list[Variable]) -> Variable:
     return AfterChecks()(value, *checks) if checks else value
+
+
+CHECK_OPS = (CheckSequenceLength, StepCount, InitialRows, CheckRowShape, CheckStepShape)
+"""Ops that compute a loop's run-time checks (their errors are the loop's)."""
+
+
+def checks_dropped_with(fgraph: FunctionGraph, node, new: Variable, limit: int = 256) -> list[Variable]:
+    """The loop checks (``CHECK_OPS``, other than ``node`` itself) that no value would read any
+    more once ``node``'s output is replaced by ``new``: a rule that drops an operand (``second(a,
+    b)`` is b when the shapes agree) must hang them on ``new`` (``after_loop_checks``), or an
+    error would become a result. Looks at most ``limit`` nodes up from ``node``."""
+    alive = _kept_by(fgraph, new)
+    dead, candidates, changed = {node}, [], True
+    stack = [v for v in node.inputs if v.owner is not None]
+    while stack and len(candidates) < limit:
+        owner = stack.pop().owner
+        if owner not in candidates and owner is not node:
+            candidates.append(owner)
+            stack.extend(v for v in owner.inputs if v.owner is not None)
+    while changed:  # a node dies when every reader of every output is dead
+        changed = False
+        for owner in candidates:
+            if owner not in dead and not any(v in alive for v in owner.outputs) and all(
+                    reader is not OUTPUT and reader in dead
+                    for v in owner.outputs for reader, _ in fgraph.clients.get(v, [(OUTPUT, 0)])):
+                dead.add(owner)
+                changed = True
+    return [owner.outputs[0] for owner in candidates if owner in dead and isinstance(owner.op, CHECK_OPS)]
+
+
+def _kept_by(fgraph: FunctionGraph, new: Variable) -> set:
+    """The graph's variables ``new`` reads (itself, if in the graph): they stay computed."""
+    kept, stack = set(), [new]
+    while stack:
+        var = stack.pop()
+        if var in fgraph.clients:
+            kept.add(var)
+        elif var.owner is not None:
+            stack.extend(var.owner.inputs)
+    return kept
 
 
 def keep_initial_rows_check(args: ScanArgs, entry) -> None:

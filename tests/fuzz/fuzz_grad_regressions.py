@@ -30,44 +30,19 @@ class KnownBug:
     matches: Callable[[Program, Disagreement], bool]
 
 
-def _loops(program: Program):
-    """Every loop of the program, nested ones included."""
-    found = []
-
-    def visit(item):
-        if isinstance(item, Loop):
-            found.append(item)
-            for part in (item.sequences, item.outputs, item.until, item.updates):
-                visit(part)
-        elif isinstance(item, (Seq, Out)):
-            visit(item.source if isinstance(item, Seq) else (item.expr, item.init))
-        elif isinstance(item, tuple):
-            for part in item:
-                visit(part)
-
-    visit((program.loops, program.reads))
-    return found
-
-
 def _one_step_loop(program: Program) -> bool:
     return any(loop.n_steps is not None and (loop.n_steps[0] == "sym" or abs(loop.n_steps[1]) == 1)
                for loop in program.loops)
 
 
-def _fast_or_onnx(d: Disagreement) -> bool:
-    """Mode fast's code (numba's is fast's, loops compiled) or onnxruntime."""
-    return d.mode.startswith("fast") or d.mode in ("onnxruntime", "numba")
-
-
 KNOWN_BUGS: dict[str, KnownBug] = {
-    "unrolled-scan-length-check": KnownBug(
-        "fast (canonicalize), numba, onnxruntime: the gradient of a one-step scan (n_steps=1 or -1) over a sequence "
-        "too short for its taps returns a value where the forward raises ValueError (or, in onnxruntime, fails "
-        "in its own Gather of the missing row); repros/grad_unrolled_scan_drops_length_check.py",
-        lambda program, d: _fast_or_onnx(d) and _one_step_loop(program) and (
-            (d.kind == "result instead of error" and "steps need" in d.detail)
-            or (d.mode == "onnxruntime" and d.kind == "error differs from the forward"
-                and "InvalidArgument where the forward raises ValueError" in d.detail))),
+    "onnx-unrolled-scan-gather": KnownBug(
+        "onnxruntime: the gradient of a one-step scan (n_steps=1 or -1) over a sequence too short for its taps "
+        "fails in onnxruntime's own Gather of the missing row (InvalidArgument) before the length check "
+        "(ValueError) runs; the other modes raise the loop's error",
+        lambda program, d: d.mode == "onnxruntime" and _one_step_loop(program)
+        and d.kind == "error differs from the forward"
+        and "InvalidArgument where the forward raises ValueError" in d.detail),
 }
 
 
@@ -162,8 +137,23 @@ GRAD_REGRESSIONS: list[tuple[str, Program, str | None]] = [
                                   Out("mit", ("tanh", ("v", "o0@-2")), (3,), F, ("v", "h3"), (-1, -2), True)),
                          return_list=False)),
              reads=(("loop", 0, 0), ("last", ("loop", 0, 1)), ("tail", ("loop", 1, 0), 2), ("last", ("loop", 1, 2))),
-             seed=65536), "unrolled-scan-length-check"),
+             seed=65536), "onnx-unrolled-scan-gather"),
     # ------------------------------------------------------------------ library bugs, fixed
+    # the gradient of a one-step scan (unrolled by grad) hung the loop's checks on a value a
+    # canonicalize rule dropped (second(a, b) -> b); the rules now hang the checks they would
+    # drop on what they keep (rewrites/scan_utils.py, checks_dropped_with);
+    # repros/grad_unrolled_scan_drops_length_check.py
+    ("fast, onnxruntime: gradient of a one-step scan over an int sequence too short for taps [0, 1] returned a value",
+     Program(d=1, inputs=(Input("x", (1,), "int64"), Input("h", ())),
+             loops=(Loop(sequences=(Seq(("v", "x"), (0, 1)),),
+                         outputs=(Out("sit", ("add", ("v", "o0@-1"), ("mul", ("v", "s0@0"), ("v", "s0@1"))), (), F,
+                                      ("v", "h"), (-1,)),), n_steps=("const", 1)),),
+             reads=(("loop", 0, 0),)), None),
+    ("fast: gradient of a one-step mit-sot (taps -2) with one initial row returned a value (fuzz seed 640)",
+     Program(d=1, inputs=(Input("h", (1,)), Input("w", (1,))),
+             loops=(Loop(outputs=(Out("mit", ("mul", ("c", 0.9), ("sum", ("mul", ("c", -0.8), ("v", "w")))), (), F,
+                                      ("v", "h"), (-2,)),), non_seqs=("w",), n_steps=("const", -1)),),
+             reads=(("loop", 0, 0),)), None),
     # maximum/minimum's pullback masked with eq(saved output, recomputed operand): where the
     # backward loop recomputed the operand with other rounding the gradient was lost (fixed in
     # symscan/gradient/ops/elemwise.py: ge(x, y)); repros/grad_maximum_recomputed_operand.py
@@ -207,11 +197,5 @@ GRAD_REGRESSIONS: list[tuple[str, Program, str | None]] = [
                          outputs=(Out("sit", ("sin", ("v", "s0@2")), (2,), F, ("last", ("loop", 0, 0)), (-1,)),),
                          n_steps=("sym", "n1"))),
              reads=(("loop", 0, 0), ("loop", 1, 0))), None),
-    # ------------------------------------------------------------------ open library bugs (strict xfail)
-    ("fast, onnxruntime: gradient of a one-step scan over an int sequence too short for taps [0, 1] returns a value",
-     Program(d=1, inputs=(Input("x", (1,), "int64"), Input("h", ())),
-             loops=(Loop(sequences=(Seq(("v", "x"), (0, 1)),),
-                         outputs=(Out("sit", ("add", ("v", "o0@-1"), ("mul", ("v", "s0@0"), ("v", "s0@1"))), (), F,
-                                      ("v", "h"), (-1,)),), n_steps=("const", 1)),),
-             reads=(("loop", 0, 0),)), "unrolled-scan-length-check"),
+    # ------------------------------------------------------------------ open library bugs (strict xfail): none
 ]

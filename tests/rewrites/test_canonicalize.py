@@ -413,3 +413,45 @@ def test_settled_assert_conditions_are_dropped(same_as_py):
     failing = _compile([x], assert_that(x, T.constant(np.bool_(False)), message="always fails"))
     with pytest.raises(ValueError, match="always fails"):
         failing(np.ones(2))
+
+
+def _one_step_mit_sot_gradient():
+    """grad unrolls a one-step loop: the loop's "too few initial rows" check hangs on a value
+    only a fill reads (``second(a, ones)``), which canonicalize turns into the ones."""
+    h, w = T.vector("h"), T.vector("w")
+    out, _ = ss.scan(lambda past, w: 0.9 * (w * -0.8).sum(), outputs_info=dict(initial=h, taps=[-2]),
+                     non_sequences=w, n_steps=1)
+    return [h, w], out.sum(), ss.grad(out.sum(), [h, w], disconnected_inputs="ignore")
+
+
+@pytest.mark.parametrize("rules", [["canonicalize"], ["-rule:merge"], None])
+def test_a_dropped_operand_keeps_the_loops_checks(rules):
+    """An error stays an error: with one initial row for taps [-2] the gradient raises as the
+    forward does, and the rewritten graph still holds the InitialRows check."""
+    from symscan.scan.checks import InitialRows
+
+    inputs, cost, grads = _one_step_mit_sot_gradient()
+    f = ss.function(inputs, grads, mode="fast", **({} if rules is None else {"rewrites": rules}))
+    assert any(isinstance(node.op, InitialRows) for node in f.fgraph.apply_nodes)
+    for outputs in (cost, grads):
+        with pytest.raises(ValueError, match="initial rows"):
+            ss.function(inputs, outputs, mode="fast")(np.array([1.0]), np.array([0.5]))
+    expected = ss.function(inputs, grads, mode="py")(np.array([1.0, 2.0]), np.array([0.5]))
+    for got, want in zip(f(np.array([1.0, 2.0]), np.array([0.5])), expected):
+        np.testing.assert_allclose(got, want)
+
+
+def test_checks_still_computed_elsewhere_are_not_hung_again():
+    """``checks_dropped_with`` lists only checks nothing else reads: when the forward value is
+    an output too, the fill's rewrite adds no AfterChecks."""
+    from rewrites.scan_utils import checks_dropped_with
+    from symscan.graph.fg import FunctionGraph
+    from symscan.tensor.elemwise import Elemwise
+
+    inputs, cost, grads = _one_step_mit_sot_gradient()
+    for outputs, expect_checks in (([grads[1]], True), ([grads[1], cost], False)):
+        fgraph = FunctionGraph(inputs, outputs)
+        fills = [n for n in fgraph.apply_nodes if n.op == Elemwise("second") and n.inputs[0].owner is not None
+                 and n.inputs[0].ndim == 1 and n.inputs[0].type.shape == (1,)]
+        found = [checks_dropped_with(fgraph, n, n.inputs[1]) for n in fills]
+        assert any(found) == expect_checks
