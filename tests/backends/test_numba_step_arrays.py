@@ -200,14 +200,14 @@ def ring_values() -> list:
     return [rng.normal(size=(3, 20)), rng.normal(size=(20, 20)) * 0.3]
 
 
-def ring_and_window(step):
-    """A nit-sot kept in a ring of two rows (only ys[-2] read) whose value (or a view of it) is
-    also a state read three steps later (taps -3, -1): step t + 2 rewrites the ring row."""
+def ring_and_window(step, last: int = -2):
+    """A nit-sot kept in a ring of two rows (only ys[-2] read; ``last``) whose value (or a view
+    of it) is also a state read three steps later (taps -3, -1): step t + 2 rewrites the ring row."""
     def build(mode):
         x0, Wi = T.matrix("x0"), T.matrix("Wi")
         (xs, ys), _ = ss.scan(step, outputs_info=[dict(initial=x0, taps=[-3, -1]), None],
                               non_sequences=T.specify_shape(Wi, (20, 20)), n_steps=8)
-        return ss.function([x0, Wi], [xs[-1], ys[-2]], mode=mode)
+        return ss.function([x0, Wi], [xs[-1], ys[last]], mode=mode)
     return build
 
 
@@ -291,3 +291,21 @@ def test_window_value_passed_on_twice_keeps_the_carried_array_longer(monkeypatch
     same_as_py(build, [rng.normal(size=20), rng.normal(size=(20, 20)) * 0.3])
     (source,) = sources
     assert "% 4]" in source
+
+
+@pytest.mark.parametrize("last, into_row", [(-2, False), (-4, True)])  # a ring of 2 rows; of 4
+def test_unfused_ufunc_into_its_ring_row_only_where_the_ring_outlives_its_readers(monkeypatch, last, into_row):
+    """The elementwise emitter's own write into a buffer row (for an op outside any fused
+    chain) follows the same rule."""
+    from symscan.backends.numba import fused
+
+    monkeypatch.setattr(fused, "find_groups", lambda fgraph: {})
+    sources = kernel_sources(monkeypatch)
+
+    def step(a, b, W):
+        new = T.tanh(T.dot(b, W) - 0.5 * a)
+        return [new[::-1], new]
+
+    same_as_py(ring_and_window(step, last), ring_values())
+    (source,) = sources
+    assert ("_npy_tanh_float64_into(" in source) == into_row

@@ -19,7 +19,8 @@ A step's array value goes, in this order of preference, into:
 Each such array is allocated before the loop with no elements and again only when the
 value's shape changes, which it does not from step to step in the usual loop.
 
-Only the top loop's step has a preamble: a nested loop's body has buffer rows or new arrays.
+Only the top loop's step has a preamble (and the kept depths): a nested loop's body has rows
+of full buffers or new arrays.
 """
 
 from __future__ import annotations
