@@ -187,3 +187,125 @@ def test_lstm_gradient_allocates_nothing_per_step(monkeypatch):
     assert len(sources) == 2
     for source in sources:
         assert step_allocations(source) == []
+
+
+def same_as_py(build, values: list) -> None:
+    """``build(mode)`` (a compiled function) gives mode py's numbers in mode numba."""
+    for got, want in zip(build("numba")(*values), build("py")(*values)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-13)
+
+
+def ring_values() -> list:
+    rng = np.random.default_rng(0)
+    return [rng.normal(size=(3, 20)), rng.normal(size=(20, 20)) * 0.3]
+
+
+def ring_and_window(step, last: int = -2):
+    """A nit-sot kept in a ring of two rows (only ys[-2] read; ``last``) whose value (or a view
+    of it) is also a state read three steps later (taps -3, -1): step t + 2 rewrites the ring row."""
+    def build(mode):
+        x0, Wi = T.matrix("x0"), T.matrix("Wi")
+        (xs, ys), _ = ss.scan(step, outputs_info=[dict(initial=x0, taps=[-3, -1]), None],
+                              non_sequences=T.specify_shape(Wi, (20, 20)), n_steps=8)
+        return ss.function([x0, Wi], [xs[-1], ys[last]], mode=mode)
+    return build
+
+
+def test_product_kept_longer_than_its_ring_is_not_computed_into_its_row(monkeypatch):
+    sources = kernel_sources(monkeypatch)
+
+    def step(a, b, W):
+        new = T.dot(b - 0.5 * a, W)
+        return [new[::-1], new]
+
+    same_as_py(ring_and_window(step), ring_values())
+    (source,) = sources
+    assert "% 4]" in source  # four carried arrays: the window keeps it three steps
+
+
+def test_chain_kept_longer_than_its_ring_is_not_computed_into_its_row():
+    def step(a, b, W):
+        new = T.tanh(T.dot(b, W)) + 0.5 * a
+        return [new[::-1], new]
+
+    same_as_py(ring_and_window(step), ring_values())
+
+
+def test_same_value_as_state_and_ring_output():
+    def step(a, b, W):
+        new = T.tanh(T.dot(b, W)) + 0.5 * a
+        return [new, new]
+
+    same_as_py(ring_and_window(step), ring_values())
+
+
+def passed_on(extra=None, full: bool = False):
+    """step(a, b): x = tanh(a @ W); returns [x, a, x * b]: a window value of hs (x of step
+    t - 1) returned as gs, so gs's window keeps x one step longer than hs's does; ``extra``
+    (a, b) -> a shared update or an until condition reading the passed-on value."""
+    def build(mode):
+        h0, W = T.vector("h0"), T.matrix("W")
+        shared = ss.shared(np.zeros(20), name="s")
+
+        def step(a, b, W):
+            x = T.tanh(T.dot(a, W))
+            outputs = [x, a, x * b]
+            if extra == "shared":
+                return outputs, {shared: b[::-1]}
+            if extra == "until":
+                return outputs, ss.until(b[0] > 0.99)
+            return outputs
+
+        (hs, gs, ys), updates = ss.scan(step, outputs_info=[h0, h0 * 0.5, None], non_sequences=W, n_steps=6)
+        outputs = [hs, gs, ys] if full else [hs[-1], gs[-1], ys]
+        return ss.function([h0, W], outputs + ([updates[shared]] if extra == "shared" else []), mode=mode)
+    return build
+
+
+@pytest.mark.parametrize("extra, full", [(None, False), (None, True), ("shared", False), ("until", False)])
+def test_window_value_passed_on_keeps_the_carried_array(monkeypatch, extra, full):
+    sources = kernel_sources(monkeypatch)
+    rng = np.random.default_rng(0)
+    same_as_py(passed_on(extra, full), [rng.normal(size=20), rng.normal(size=(20, 20)) * 0.3])
+    if extra is None and not full:
+        (source,) = sources
+        assert "% 3]" in source  # x: in hs's window one step, then in gs's one more
+
+
+def test_window_value_passed_on_twice_keeps_the_carried_array_longer(monkeypatch):
+    """x in hs's window, then gs's, then cs's: read three steps later."""
+    sources = kernel_sources(monkeypatch)
+
+    def build(mode):
+        h0, W = T.vector("h0"), T.matrix("W")
+
+        def step(a, b, c, W):
+            x = T.tanh(T.dot(a, W))
+            return [x, a, b, x * c]
+
+        (hs, gs, cs, ys), _ = ss.scan(step, outputs_info=[h0, h0 * 0.5, h0 * 0.25, None], non_sequences=W,
+                                      n_steps=7)
+        return ss.function([h0, W], [hs[-1], gs[-1], cs[-1], ys], mode=mode)
+
+    rng = np.random.default_rng(1)
+    same_as_py(build, [rng.normal(size=20), rng.normal(size=(20, 20)) * 0.3])
+    (source,) = sources
+    assert "% 4]" in source
+
+
+@pytest.mark.parametrize("last, into_row", [(-2, False), (-4, True)])  # a ring of 2 rows; of 4
+def test_unfused_ufunc_into_its_ring_row_only_where_the_ring_outlives_its_readers(monkeypatch, last, into_row):
+    """The elementwise emitter's own write into a buffer row (for an op outside any fused
+    chain) follows the same rule."""
+    from symscan.backends.numba import fused
+
+    monkeypatch.setattr(fused, "find_groups", lambda fgraph: {})
+    sources = kernel_sources(monkeypatch)
+
+    def step(a, b, W):
+        new = T.tanh(T.dot(b, W) - 0.5 * a)
+        return [new[::-1], new]
+
+    same_as_py(ring_and_window(step, last), ring_values())
+    (source,) = sources
+    assert ("_npy_tanh_float64_into(" in source) == into_row

@@ -51,6 +51,8 @@ class KernelCodegen(Codegen):
         self.step_indent = 2  # the indent of the top loop's body
         self.step_counter = "t"
         self.step_outputs: list[int] | None = None  # per loop output, the steps its window keeps it (step_arrays)
+        self.step_taps: list[list] = []  # per loop output, its window's (-tap, inner input) pairs (step_arrays)
+        self.ring_rows: dict[str, int] = {}  # ring buffer rows in ``out_slots`` -> the ring's length
 
     def fresh(self, prefix: str = "b") -> str:
         return super().fresh(prefix)
@@ -180,6 +182,8 @@ class LoopKernel:
             self.names[entry.inner] = self.gen.param("p", expr)
         self.gen.step_counter = self.t
         self.gen.step_outputs = [len(state["window"]) for state in self.windows]
+        self.gen.step_taps = [[(-tap, inner) for tap, inner in zip(out.entry.taps, out.entry.inner_in)]
+                              if out.recurrent else [] for out in outputs]
         self.body_lines = self._body()
 
     def _state(self, i: int, out) -> dict:
@@ -270,6 +274,8 @@ class LoopKernel:
             row = self._row(out, state)
             if row is not None:
                 gen.out_slots.setdefault(out.entry.inner_out, row)
+                if out.entry.ring is not None:
+                    gen.ring_rows[row] = out.entry.ring
         results = gen.graph(self.loop.node.op.inner, self.names)
         for out, state, value in zip(self.outputs, self.windows, results):
             self._write(out, state, value)

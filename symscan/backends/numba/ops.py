@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from symscan.backends.fast.codegen import emits
-from symscan.backends.numba import small
+from symscan.backends.numba import small, step_arrays
 from symscan.backends.numba.blas import matmul_helper
 from symscan.backends.numba.reductions import KINDS
 from symscan.backends.numba.special import COMPLEX_PARTS, SPECIAL_NAMES, special_expression
@@ -79,10 +79,14 @@ def emit_elemwise(gen, node, ins: list[str], outs: list[str]) -> None:
         expr = f"(-{ins[0]})"
     elif name == "invert":
         expr = f"(~{ins[0]})"
-    elif name in UFUNCS and node.outputs[0] in gen.out_slots and (helper := _numpy_loop(gen, node, into=True)):
-        gen.line(f"{outs[0]} = {gen.out_slots[node.outputs[0]]}")  # the buffer row it is stored in
-        gen.line(f"{helper}({ins[0]}, {outs[0]})")
-        gen.written_into.add(outs[0])
+    elif name in UFUNCS and step_arrays.buffer_row(gen, out) is not None and \
+            (helper := _numpy_loop(gen, node, into=True)):
+        operand = ins[0]
+        if not operand.isidentifier():  # (an inlined expression: computed once)
+            operand = gen.fresh()
+            gen.line(f"{operand} = {ins[0]}")
+        step_arrays.into_buffer_row(gen, out, outs[0], f"{operand}.shape")  # the row it is stored in
+        gen.line(f"{helper}({operand}, {outs[0]})")
         return
     elif name in UFUNCS and (helper := _numpy_loop(gen, node)):
         expr = f"{helper}({ins[0]})"
@@ -252,8 +256,6 @@ def _module_matmul(gen, dtype: str, into: bool = False) -> str:
 def _dot_into_kept(gen, node, a: str, b: str, out: str, matmul: bool) -> bool:
     """A product into an array the kernel keeps (its buffer row, a carried or a scratch array:
     ``step_arrays.place``); False (nothing written) where it needs a new array."""
-    from symscan.backends.numba import step_arrays
-
     ndim, dtype = node.outputs[0].ndim, node.outputs[0].dtype
     shape = f"({a}.shape[0], {b}.shape[1])" if ndim == 2 else f"({b}.shape[1],)"
     if not step_arrays.place(gen, node.outputs[0], out, shape, dtype):
@@ -371,7 +373,7 @@ def emit_inc_subtensor(gen, node, ins: list[str], outs: list[str]) -> None:
 def _base_copy(gen, node, x: str, out: str) -> None:
     """``out``: a copy of the base ``x``, into an array the kernel keeps where it can
     (``step_arrays.place``)."""
-    from symscan.backends.numba import fused, step_arrays
+    from symscan.backends.numba import fused
 
     ndim = node.inputs[0].ndim
     if ndim and step_arrays.place(gen, node.outputs[0], out, f"{x}.shape", node.outputs[0].dtype):
@@ -483,13 +485,11 @@ def _sum_leading_axes(gen, x: str, var, lead: int, result) -> str:
     """``x`` summed over its first ``lead`` axes (a bias's gradient summed over the batch), as
     numpy sums them: row after row of the leading axes flattened into one (into an array the
     kernel keeps where the sum_to's ``result``, which may be that array, allows it)."""
-    from symscan.backends.numba import step_arrays
-
     _import_reductions(gen)
     kept = [f"{x}.shape[{axis}]" for axis in range(lead, var.ndim)]
     rows, summed = gen.fresh("rows"), gen.fresh("summed")
     gen.line(f"{rows} = np.ascontiguousarray({x}).reshape((-1, {' * '.join(kept)}))")
-    if not step_arrays.place(gen, result, summed, f"({rows}.shape[1],)", var.dtype, row=False):
+    if not step_arrays.place(gen, result, summed, f"({rows}.shape[1],)", var.dtype, whole=False):
         gen.line(f"{summed} = np.empty({rows}.shape[1], dtype=np.{var.dtype})")
     gen.line(f"_reductions.reduce_matrix_into({rows}, 0, 0, {summed})")
     if len(kept) == 1:
@@ -526,7 +526,7 @@ def _join_into_kept(gen, node, ins: list[str], out: str) -> bool:
     """The pieces copied into an array the kernel keeps (``step_arrays.place``), after
     numpy's check that they agree on every other axis; False (nothing written) where the
     result needs a new array."""
-    from symscan.backends.numba import fused, step_arrays
+    from symscan.backends.numba import fused
 
     axis, ndim = node.op.axis, node.outputs[0].ndim
     if not step_arrays.can_place(gen, node.outputs[0]):

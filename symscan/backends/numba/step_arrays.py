@@ -1,11 +1,16 @@
 """Where an array a kernel's step computes lives, so that a step allocates nothing.
 
 A step's array value goes, in this order of preference, into:
-- its *buffer row*, where the loop stores it in a row nothing reads any more (``out_slots``);
+- its *buffer row*, where the loop stores it in a row nothing reads any more (``out_slots``):
+  any row of a full buffer; a row of a ring of ``ring`` rows (rewritten at step t + ring) only
+  where the value's kept depth (below) is less than ``ring``;
 - a *carried* array: a value the loop carries to later steps in its window (a recurrent
   state without a buffer row) goes into one of ``depth + 1`` arrays the kernel keeps, used in
   turn, ``depth`` being the longest window holding it or a view of it: the array written at
-  step t was last written at step t - depth - 1, whose value has left every window;
+  step t was last written at step t - depth - 1, whose value has left every window. A window
+  value passed on (returned again as a recurrent output, directly or through a view) lives on
+  in that output's window: at tap -j it adds j to that output's depth; passed on to a shared
+  update or the until condition, or round a cycle of outputs, it is kept for good;
 - a *scratch* array the kernel keeps across steps, where the value dies in the step: every
   reader copies it (an elementwise op, a product, a reduction, a join, an inc_subtensor of
   its values or of its base), or is a view of it (a transpose, a row, a sum_to that returns
@@ -14,7 +19,8 @@ A step's array value goes, in this order of preference, into:
 Each such array is allocated before the loop with no elements and again only when the
 value's shape changes, which it does not from step to step in the usual loop.
 
-Only the top loop's step has a preamble: a nested loop's body has buffer rows or new arrays.
+Only the top loop's step has a preamble (and the kept depths): a nested loop's body has rows
+of full buffers or new arrays.
 """
 
 from __future__ import annotations
@@ -62,19 +68,21 @@ def carried_depth(gen, var) -> int | None:
     return (_kept_depth(gen, var) or None) if in_top_step(gen) else None
 
 
-def _kept_depth(gen, var) -> int | None:
+def _kept_depth(gen, var, passing: frozenset = frozenset()) -> int | None:
     """How many later steps read ``var``'s array by reference: 0 if only its own step reads it,
-    None if something may keep it for good."""
-    return _deepest([_reader_depth(gen, reader, position) for reader, position in gen.body.clients.get(var, [])])
+    None if something may keep it for good. ``passing``: the loop outputs whose window values
+    are being followed (one met again is a cycle: kept for good)."""
+    return _deepest([_reader_depth(gen, reader, position, passing)
+                     for reader, position in gen.body.clients.get(var, [])])
 
 
-def _reader_depth(gen, reader, position: int) -> int | None:
+def _reader_depth(gen, reader, position: int, passing: frozenset) -> int | None:
     if reader == OUTPUT:
-        return _kept_steps(gen, position)
+        return _kept_steps(gen, position, passing)
     if _copies(reader) or (isinstance(reader.op, IncSubtensor) and position):
         return 0  # (an inc_subtensor copies the values it adds, and its base or writes into it)
     if _views(reader):
-        return _deepest([_kept_depth(gen, out) for out in reader.outputs])
+        return _deepest([_kept_depth(gen, out, passing) for out in reader.outputs])
     return None
 
 
@@ -82,30 +90,44 @@ def _deepest(depths: list) -> int | None:
     return None if None in depths else max(depths, default=0)
 
 
-def _kept_steps(gen, position: int) -> int | None:
+def _kept_steps(gen, position: int, passing: frozenset) -> int | None:
     """How many later steps read the loop's output ``position`` by reference: 0 for an output
-    the kernel copies into its buffer, its window's length for a carried state, None for
-    outputs kept for good (shared values, until's condition)."""
+    the kernel copies into its buffer, for a carried state its window's length or, where a
+    window value at tap -j is kept ``d`` steps more (passed on), j + d; None for outputs kept
+    for good (shared values, until's condition)."""
     kept = gen.step_outputs
-    return kept[position] if position < len(kept) else None
+    if position >= len(kept) or position in passing:
+        return None
+    taps = gen.step_taps[position] if kept[position] else []
+    passed = [_kept_depth(gen, inner, passing | {position}) for _, inner in taps]
+    if None in passed:
+        return None
+    return max([kept[position]] + [j + depth for (j, _), depth in zip(taps, passed) if depth])
+
+
+def buffer_row(gen, var) -> str | None:
+    """The buffer row ``var``'s value may be computed into: a full buffer's; a ring's only
+    where nothing reads the value by the step that rewrites the row (its kept depth is less
+    than the ring's length; only known in the top loop's step)."""
+    slot = gen.out_slots.get(var)
+    ring = gen.ring_rows.get(slot)
+    if slot is None or ring is None:
+        return slot
+    depth = _kept_depth(gen, var) if in_top_step(gen) else None
+    return slot if depth is not None and depth < ring else None
 
 
 def can_place(gen, var) -> bool:
     """Whether ``place`` has an array the kernel keeps for ``var``."""
-    return var in gen.out_slots or carried_depth(gen, var) is not None or dies_in_step(gen, var)
+    return buffer_row(gen, var) is not None or carried_depth(gen, var) is not None or dies_in_step(gen, var)
 
 
-def place(gen, var, name: str, shape: str, dtype: str, row: bool = True) -> bool:
+def place(gen, var, name: str, shape: str, dtype: str, whole: bool = True) -> bool:
     """Bind ``name`` to the array ``var``'s value is computed into (its buffer row, a carried
     array or a scratch array, see the module's docstring) of shape ``shape`` (a tuple
-    expression; ``row``: False where ``name`` is a part the value is made of, not the value):
-    False (nothing written) where the value needs a new array."""
-    row = gen.out_slots.get(var) if row else None
-    if row is not None:
-        gen.line(f"{name} = {row}")
-        gen.line(f"if {name}.shape != {shape}:")
-        gen.line("    raise ValueError('scan: a step returned a row of another shape')")
-        gen.written_into.add(name)
+    expression; ``whole``: False where ``name`` is a part the value is made of, not the value,
+    so never its buffer row): False (nothing written) where the value needs a new array."""
+    if whole and into_buffer_row(gen, var, name, shape):
         return True
     depth = carried_depth(gen, var)
     if depth is not None:
@@ -115,6 +137,19 @@ def place(gen, var, name: str, shape: str, dtype: str, row: bool = True) -> bool
         scratch(gen, name, shape, dtype, var.ndim)
         return True
     return False
+
+
+def into_buffer_row(gen, var, name: str, shape: str) -> bool:
+    """Bind ``name`` to ``var``'s buffer row (``buffer_row``), checking its shape; False
+    (nothing written) where it has none."""
+    row = buffer_row(gen, var)
+    if row is None:
+        return False
+    gen.line(f"{name} = {row}")
+    gen.line(f"if {name}.shape != {shape}:")
+    gen.line("    raise ValueError('scan: a step returned a row of another shape')")
+    gen.written_into.add(name)
+    return True
 
 
 def scratch(gen, name: str, shape: str, dtype: str, ndim: int) -> None:
