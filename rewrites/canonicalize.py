@@ -161,7 +161,7 @@ def _settled_conditions(node):
     pending = [c for c in node.inputs[1:] if not (isinstance(c, Constant) and bool(c.data))]
     if len(pending) == len(node.inputs) - 1:
         return None
-    return Assert(node.op.message)(node.inputs[0], *pending) if pending else node.inputs[0]
+    return Assert(node.op.message, node.op.error)(node.inputs[0], *pending) if pending else node.inputs[0]
 
 
 def _max_with_zero(node):

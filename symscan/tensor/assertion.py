@@ -18,9 +18,12 @@ from symscan.tensor.basic import as_tensor_variable
 
 @dataclass(frozen=True)
 class Assert(Op):
-    """``value`` once every condition (a bool scalar) is true; else ``ValueError(message)``."""
+    """``value`` once every condition (a bool scalar) is true; else ``error(message)``
+    (``ValueError``, or the error the check stands for: ``IndexError`` for ``x[-1]`` of an
+    empty ``x`` whose gradient no longer indexes it)."""
 
     message: str
+    error: type = ValueError
 
     def make_node(self, value, *conditions) -> Apply:
         value = as_tensor_variable(value)
@@ -32,21 +35,21 @@ class Assert(Op):
         return Apply(self, [value, *conditions], [value.type.clone()])
 
     def perform(self, node, inputs):
-        check_conditions(self.message, inputs[1:])
+        check_conditions(self.message, inputs[1:], self.error)
         return [inputs[0]]
 
     def __str__(self) -> str:
         return "Assert"
 
 
-def check_conditions(message: str, conditions) -> None:
+def check_conditions(message: str, conditions, error: type = ValueError) -> None:
     """The run-time check (the backends call it too, for one message)."""
     if not all(bool(np.asarray(c)) for c in conditions):
-        raise ValueError(message)
+        raise error(message)
 
 
-def assert_that(value, *conditions, message: str) -> Variable:
-    """``value``, checked at run time: a ``ValueError(message)`` unless every condition holds."""
+def assert_that(value, *conditions, message: str, error: type = ValueError) -> Variable:
+    """``value``, checked at run time: an ``error(message)`` unless every condition holds."""
     if not conditions:
         return as_tensor_variable(value)
-    return Assert(message)(value, *conditions)
+    return Assert(message, error)(value, *conditions)

@@ -279,7 +279,8 @@ def elemwise_namespace() -> dict[str, object]:
 def emit_assert(gen: Codegen, node, ins: list[str], outs: list[str]) -> None:
     """The reference check (same message), then the value itself (a view op for inplace)."""
     check = gen.bind(check_conditions, "check")
-    gen.line(f"{check}({gen.bind(node.op.message, 'message')}, ({''.join(c + ', ' for c in ins[1:])}))")
+    message, error = gen.bind(node.op.message, "message"), gen.bind(node.op.error, "error")
+    gen.line(f"{check}({message}, ({''.join(c + ', ' for c in ins[1:])}), {error})")
     gen.line(f"{outs[0]} = {ins[0]}")
 
 

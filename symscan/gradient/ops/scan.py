@@ -504,7 +504,7 @@ class _Reverse:
         message = (f"grad: the cost reads the last step of {c.entry.label or 'a scan output'}, but the loop ran no "
                    "steps (index -1 is out of bounds for axis 0 with size 0)")
         return assert_that(add(zero, last), ge(self.steps_run, constant(1, dtype=self.steps_run.dtype)),
-                           message=message)
+                           message=message, error=IndexError)
 
     def _last_step_cotangents(self) -> dict:
         """States whose given cotangent is zero but at the last step (a cost of ``states[-1]``):
