@@ -12,6 +12,7 @@ import pytest
 
 import symscan as ss
 import symscan.tensor as T
+from benchmarks import grad_workloads
 
 pytest.importorskip("numba")
 
@@ -39,34 +40,19 @@ def step_allocations(source: str) -> list[str]:
     return found
 
 
-def taps_rnn_gradient(mode: str):
-    """W5's taps RNN (benchmarks/workloads.py) and its gradient: G5."""
-    def step(u_tm4, u_t, x_tm3, x_tm1, y_tm1, W, W_in_1, W_in_2, W_feedback, W_out):
-        x_t = T.tanh(T.dot(x_tm1, W) + T.dot(u_t, W_in_1) + T.dot(u_tm4, W_in_2) + T.dot(y_tm1, W_feedback))
-        return [x_t, T.dot(x_tm3, W_out)]
-
-    Ws = [T.matrix(n) for n in ("W", "W_in_1", "W_in_2", "W_feedback", "W_out")]
-    u, x0, y0 = T.matrix("u"), T.matrix("x0"), T.vector("y0")
-    (xs, ys), _ = ss.scan(step, sequences=dict(input=u, taps=[-4, 0]),
-                          outputs_info=[dict(initial=x0, taps=[-3, -1]), y0], non_sequences=Ws)
-    grads = ss.grad((xs ** 2).sum() + (ys ** 2).sum(), [x0, y0] + Ws)
-    return ss.function([u, x0, y0] + Ws, grads, mode=mode)
-
-
-def taps_rnn_values(steps: int, size: int) -> list:
-    rng = np.random.default_rng(5)
-    scale = 0.5 / np.sqrt(size)
-    return ([rng.normal(size=(steps + 4, size)), rng.normal(size=(3, size)), rng.normal(size=size)]
-            + [rng.normal(size=(size, size)) * scale for _ in range(5)])
+def taps_rnn_gradient(mode: str, steps: int, size: int):
+    """G5 (benchmarks/grad_workloads.py: W5's taps RNN and its gradient) at a small size: the
+    function and its argument values."""
+    work = grad_workloads.taps_rnn(steps, size)
+    return ss.function(work.inputs, work.outputs, mode=mode), work.values
 
 
 @pytest.mark.parametrize("size", [4, 40])  # products looped in the kernel; BLAS's
 def test_taps_rnn_gradient_allocates_nothing_per_step(monkeypatch, size):
     sources = kernel_sources(monkeypatch)
-    f = taps_rnn_gradient("numba")
+    f, values = taps_rnn_gradient("numba", 9, size)
     assert f.backend_report() == ["scan: numba", "grad_of_scan: numba"]
-    values = taps_rnn_values(9, size)
-    for got, want in zip(f(*values), taps_rnn_gradient("py")(*values)):
+    for got, want in zip(f(*values), taps_rnn_gradient("py", 9, size)[0](*values)):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-13)
     assert len(sources) == 2
     for source in sources:
