@@ -56,18 +56,6 @@ def in_top_step(gen) -> bool:
     return getattr(gen, "step_outputs", None) is not None and gen.indent == gen.step_indent
 
 
-def dies_in_step(gen, var) -> bool:
-    """Whether nothing reads ``var``'s array after the step that computed it."""
-    return in_top_step(gen) and _kept_depth(gen, var) == 0
-
-
-def carried_depth(gen, var) -> int | None:
-    """How many later steps read ``var``'s array through the windows of carried states (itself
-    or a view of it), where every other reader is done with it in the step; None if none do
-    or if something keeps it for longer."""
-    return (_kept_depth(gen, var) or None) if in_top_step(gen) else None
-
-
 def _kept_depth(gen, var, passing: frozenset = frozenset()) -> int | None:
     """How many later steps read ``var``'s array by reference: 0 if only its own step reads it,
     None if something may keep it for good. ``passing``: the loop outputs whose window values
@@ -105,21 +93,28 @@ def _kept_steps(gen, position: int, passing: frozenset) -> int | None:
     return max([kept[position]] + [j + depth for (j, _), depth in zip(taps, passed) if depth])
 
 
-def buffer_row(gen, var) -> str | None:
+def buffer_row(gen, var, depth: int | None = -1) -> str | None:
     """The buffer row ``var``'s value may be computed into: a full buffer's; a ring's only
     where nothing reads the value by the step that rewrites the row (its kept depth is less
-    than the ring's length; only known in the top loop's step)."""
+    than the ring's length; only known in the top loop's step). ``depth``: ``top_step_depth``
+    when the caller has it (-1: not computed yet)."""
     slot = gen.out_slots.get(var)
     ring = gen.ring_rows.get(slot)
     if slot is None or ring is None:
         return slot
-    depth = _kept_depth(gen, var) if in_top_step(gen) else None
+    depth = top_step_depth(gen, var) if depth == -1 else depth
     return slot if depth is not None and depth < ring else None
+
+
+def top_step_depth(gen, var) -> int | None:
+    """``_kept_depth`` in the top loop's step; None elsewhere (unknown)."""
+    return _kept_depth(gen, var) if in_top_step(gen) else None
 
 
 def can_place(gen, var) -> bool:
     """Whether ``place`` has an array the kernel keeps for ``var``."""
-    return buffer_row(gen, var) is not None or carried_depth(gen, var) is not None or dies_in_step(gen, var)
+    depth = top_step_depth(gen, var)  # a carried array (depth > 0) or a scratch one (0)
+    return depth is not None or buffer_row(gen, var, depth) is not None
 
 
 def place(gen, var, name: str, shape: str, dtype: str, whole: bool = True) -> bool:
@@ -127,22 +122,22 @@ def place(gen, var, name: str, shape: str, dtype: str, whole: bool = True) -> bo
     array or a scratch array, see the module's docstring) of shape ``shape`` (a tuple
     expression; ``whole``: False where ``name`` is a part the value is made of, not the value,
     so never its buffer row): False (nothing written) where the value needs a new array."""
-    if whole and into_buffer_row(gen, var, name, shape):
+    depth = top_step_depth(gen, var)  # the analysis once, for the three choices
+    if whole and into_buffer_row(gen, var, name, shape, depth):
         return True
-    depth = carried_depth(gen, var)
-    if depth is not None:
+    if depth:
         carried(gen, name, shape, dtype, var.ndim, depth + 1)
         return True
-    if dies_in_step(gen, var):
+    if depth == 0:
         scratch(gen, name, shape, dtype, var.ndim)
         return True
     return False
 
 
-def into_buffer_row(gen, var, name: str, shape: str) -> bool:
+def into_buffer_row(gen, var, name: str, shape: str, depth: int | None = -1) -> bool:
     """Bind ``name`` to ``var``'s buffer row (``buffer_row``), checking its shape; False
     (nothing written) where it has none."""
-    row = buffer_row(gen, var)
+    row = buffer_row(gen, var, depth)
     if row is None:
         return False
     gen.line(f"{name} = {row}")
