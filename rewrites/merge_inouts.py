@@ -40,17 +40,9 @@ def _merge_outputs(args: ScanArgs, outer_memo: dict) -> list[tuple]:
     """(dropped entry, kept entry) for outputs that compute the same values: recurrent ones
     first, then per-step ones (into a recurrent one, or another per-step one), so that no kept
     entry is dropped in turn."""
-    pairs, memo = [], {}
-    for kind in (args.mit_sot, args.sit_sot):
-        seen: dict = {}
-        for entry in list(kind):
-            key = (expression_key(entry.outer_init, memo=outer_memo), entry.taps, entry.ring)
-            leaves = {v: ("past", i) for i, v in enumerate(entry.inner_in)}
-            body = expression_key(entry.inner_out, leaves=leaves)
-            first = seen.setdefault((key, body), entry)
-            if first is not entry:
-                pairs.append((entry, first))
-                kind.remove(entry)
+    pairs, memo = _recurrent_twins(args, outer_memo), {}
+    for dropped, _ in pairs:
+        (args.mit_sot if dropped in args.mit_sot else args.sit_sot).remove(dropped)
     recurrent_keys = [(expression_key(r.inner_out, memo=memo), r) for r in args.recurrent if r.ring is None]
     nit_seen: dict = {}
     for entry in list(args.nit_sot):
@@ -61,6 +53,38 @@ def _merge_outputs(args: ScanArgs, outer_memo: dict) -> list[tuple]:
             pairs.append((entry, first))
             args.nit_sot.remove(entry)
     return pairs
+
+
+def _recurrent_twins(args: ScanArgs, outer_memo: dict) -> list[tuple]:
+    """(dropped, kept) recurrent outputs that compute the same values: the same kind, initial
+    rows, taps and ring, and bodies that are equal when twins' past values are read as one.
+
+    Twins are found together, so coupled states are twins too: an LSTM's h and c and their
+    copies in the loop that records a gradient's residuals (each copy reads the other copy).
+    Partition refinement: start from classes of equal (kind, initial rows, taps, ring) and split
+    a class by its members' bodies until no class splits; by induction over the steps, members
+    of a class then hold equal values at every step."""
+    entries = [(0, e) for e in args.mit_sot] + [(1, e) for e in args.sit_sot]
+    classes = _numbered([(kind, expression_key(e.outer_init, memo=outer_memo), e.taps, e.ring) for kind, e in entries])
+    while True:
+        leaves = {v: ("past", c, i) for c, (_, e) in zip(classes, entries) for i, v in enumerate(e.inner_in)}
+        refined = _numbered([(c, expression_key(e.inner_out, leaves=leaves)) for c, (_, e) in zip(classes, entries)])
+        if len(set(refined)) == len(set(classes)):
+            break
+        classes = refined
+    kept: dict = {}
+    pairs = []
+    for c, (_, entry) in zip(classes, entries):
+        first = kept.setdefault(c, entry)
+        if first is not entry:
+            pairs.append((entry, first))
+    return pairs
+
+
+def _numbered(keys: list) -> list[int]:
+    """Each key's class number (equal keys, equal numbers)."""
+    numbers: dict = {}
+    return [numbers.setdefault(k, len(numbers)) for k in keys]
 
 
 @register("merge_inouts", phase="merge", tracks=(Scan,), tags=("merge", "scan"))

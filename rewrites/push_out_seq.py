@@ -28,8 +28,11 @@ from symscan.scan.args import ScanArgs, SequenceEntry
 from symscan.scan.checks import CheckSequenceLength, StepCount
 from symscan.scan.op import Scan
 from symscan.tensor.basic import static_int
+from symscan.tensor.composite import Composite
+from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.math import Dot, MatMul
-from symscan.tensor.subtensor import IncSubtensor
+from symscan.tensor.shape import DimShuffle
+from symscan.tensor.subtensor import IncSubtensor, Subtensor
 
 
 def _per_step(args: ScanArgs, stacked: set, invariant: set) -> set[Variable]:
@@ -59,7 +62,7 @@ def push_out_seq(fgraph, node):
     moves = [v for v in frontier(args, movable & time_dependent, set(args.inner_inputs()))]
     tiling = _tiling_inside_the_loop(args, moves, time_dependent)
     moves = [v for v in moves if v not in tiling]
-    in_kernel = _products_kept_in_a_compiled_loop(fgraph, args, moves)
+    in_kernel = _kept_in_a_compiled_loop(fgraph, args, moves)
     moves = [v for v in moves if v not in in_kernel]
     if in_kernel and not moves:
         return Declined(KERNEL_DECLINED)
@@ -104,19 +107,32 @@ TILING_DECLINED = ("set/inc_subtensor on a loop-invariant base is batched only a
                    "the loop it would hold a copy of the base for every step")
 
 
-KERNEL_DECLINED = ("mode numba: a product of per-step matrices stays in the compiled loop (one GEMM per step "
-                   "in cache, no T-row intermediate through memory)")
+KERNEL_DECLINED = ("mode numba: products of per-step matrices and elementwise work stay in the compiled loop "
+                   "(one GEMM per step in cache, elementwise fused into the step, no T-row intermediate "
+                   "through memory)")
 
 
-def _products_kept_in_a_compiled_loop(fgraph, args: ScanArgs, moves: list) -> set:
+def _kept_in_a_compiled_loop(fgraph, args: ScanArgs, moves: list) -> set:
     """In mode numba a loop that stays a loop is compiled: a product whose per-step operands
     are matrices is already a full GEMM there, and computing it over all steps first only adds
-    a T-row array's trip through memory (W4: 19 ms against 13.7 ms). Products of per-step
-    vectors are still moved out (one GEMM instead of T matrix-vector products: W5)."""
+    a T-row array's trip through memory (W4: 19 ms against 13.7 ms). Elementwise work on
+    sequence rows (a gradient's sigmoid of a recorded pre-activation) is fused into the step
+    there, where over whole sequences it is one more T-row array written and read back.
+    Products of per-step vectors are still moved out (one GEMM instead of T matrix-vector
+    products: W5)."""
     if getattr(fgraph, "backend", None) != "numba" or not (args.recurrent or args.shared or args.until is not None):
         return set()
-    return {v for v in moves if any(isinstance(n.op, (Dot, MatMul)) and min(n.inputs[0].ndim, n.inputs[1].ndim) >= 2
-                                    for n in toposort([v], stop_at=args.inner_inputs()))}
+    kept = set()
+    for v in moves:
+        nodes = toposort([v], stop_at=args.inner_inputs())
+        if all(isinstance(n.op, STEP_LOCAL_OPS) for n in nodes) or any(
+                isinstance(n.op, (Dot, MatMul)) and min(n.inputs[0].ndim, n.inputs[1].ndim) >= 2 for n in nodes):
+            kept.add(v)
+    return kept
+
+
+# per-element work and views: fused into a compiled step at no cost beyond reading its rows
+STEP_LOCAL_OPS = (Elemwise, Composite, Subtensor, DimShuffle)
 
 
 def _tiling_inside_the_loop(args: ScanArgs, moves: list, time_dependent: set) -> set:

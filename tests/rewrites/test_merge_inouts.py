@@ -227,3 +227,40 @@ def test_a_per_step_output_equal_to_a_state_is_the_states_steps(scan_nodes, same
                     non_sequences=w)[0]
     g = _compile([xs, h0, w], other)
     assert (len(_args(g, scan_nodes).sit_sot), len(_args(g, scan_nodes).nit_sot)) == (1, 1)
+
+
+def _coupled(second_c_body):
+    """Two coupled pairs (h, c) and (h2, c2) in one loop, each state reading its partner's past
+    value: (h2, c2) repeats (h, c) when ``second_c_body`` is c's body."""
+    x0, k = T.scalar("x0"), T.lscalar("k")
+
+    def step(h, c, h2, c2):
+        return h * 0.5 + c, c * 0.9 - h * 0.1, h2 * 0.5 + c2, second_c_body(h2, c2)
+
+    outs, _ = ss.scan(step, outputs_info=[x0, x0 + 1.0, x0, x0 + 1.0], n_steps=k)
+    return [x0, k], outs
+
+
+def test_coupled_states_repeated_together_become_one_pair(scan_nodes, same_as_py):
+    """h2 equals h only if c2 equals c and the other way round: the twins are found together
+    (the loop recording a gradient's residuals repeats an LSTM's h and c so)."""
+    inputs, outs = _coupled(lambda h2, c2: c2 * 0.9 - h2 * 0.1)
+    f = _compile(inputs, outs)
+    assert len(_args(f, scan_nodes).sit_sot) == 2
+    assert "2 repeated output" in _records(f)[0].detail
+    for steps in (0, 1, 6):
+        h, c, h2, c2 = same_as_py(f, 0.3, steps)
+        np.testing.assert_array_equal(h, h2)
+        np.testing.assert_array_equal(c, c2)
+
+
+def test_coupled_states_differing_in_one_body_are_all_kept(scan_nodes, same_as_py):
+    """h2's body is h's, but it reads c2, whose body differs from c's: neither pair merges."""
+    inputs, outs = _coupled(lambda h2, c2: c2 * 0.9 - h2 * 0.2)
+    f = _compile(inputs, outs)
+    assert len(_args(f, scan_nodes).sit_sot) == 4
+    assert _records(f) == []
+    for steps in (0, 1, 6):
+        h, _, h2, _ = same_as_py(f, 0.3, steps)
+        if steps > 2:
+            assert not np.array_equal(h, h2)

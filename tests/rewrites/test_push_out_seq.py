@@ -407,3 +407,34 @@ def test_property_pushed_taps_match_the_reference(scan_rw, taps, go_backwards, e
     f = scan_rw.check([X, W, h0], out, RULE, values)
     node, args = scan_rw.only_scan(f)
     assert scan_rw.nodes(node, Dot) == [] and scan_rw.records(f, "push_out_seq")
+
+
+def _gated(n_in=4, n_h=3):
+    """A state gated by elementwise work on its sequence rows (sigmoid of x_t), and a
+    product of per-step matrices (x_t @ W)."""
+    X, W, h0 = T.tensor3("X"), T.matrix("W"), T.matrix("h0")
+
+    def step(x, h, W):
+        return T.sigmoid(x) * h + T.dot(x, W)
+
+    H, _ = ss.scan(step, sequences=X, outputs_info=h0, non_sequences=[W])
+    return [X, W, h0], H
+
+
+@pytest.mark.parametrize("mode", ["fast", "numba"])
+def test_mode_numba_keeps_elementwise_and_matrix_products_in_the_compiled_loop(mode, scan_nodes, rng):
+    """Fused into a compiled step, sigmoid(x_t) and x_t @ W cost no T-row array through memory;
+    mode fast batches them over the whole sequence."""
+    inputs, H = _gated()
+    f = ss.function(inputs, H, mode=mode, rewrites=RULE)
+    (node,) = scan_nodes(f)
+    inner_ops = {type(a.owner.op).__name__ for a in ancestors(node.op.inner.outputs) if a.owner is not None}
+    report = [r for r in f.rewrite_report() if r.rule == "push_out_seq"]
+    if mode == "numba":
+        assert {"Elemwise", "Dot"} <= inner_ops
+        assert "stay in the compiled loop" in report[0].detail
+    else:
+        assert "Dot" not in inner_ops and "sigmoid" in report[0].detail
+    values = [rng.normal(size=(5, 2, 3)), rng.normal(size=(3, 3)), rng.normal(size=(2, 3))]
+    expected = ss.function(inputs, H, mode="py")(*values)
+    np.testing.assert_allclose(f(*values), expected, rtol=1e-12)

@@ -17,6 +17,8 @@ rewrites and ``grad`` itself (higher orders) treat it as any scan:
 
 Inner values a recomputation cannot reproduce, a random draw or a shared state's value at
 step t, are read from a second forward loop that records them (same inputs, same draws).
+Products and linear algebra the forward step computes are recorded the same way rather than
+computed again (JAX's residuals); the rewrites merge the recording loop into the forward one.
 """
 
 from __future__ import annotations
@@ -35,12 +37,21 @@ from symscan.scan.args import NitSotEntry, NonSeqEntry, RecurrentEntry, ScanArgs
 from symscan.scan.op import Scan
 from symscan.tensor.assertion import assert_that
 from symscan.tensor.basic import as_tensor_variable, constant, static_int
+from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import zeros, zeros_like
 from symscan.tensor.elemwise import Elemwise, add, eq, ge, lt, maximum, minimum, switch
 from symscan.tensor.elemwise import abs as absolute
+from symscan.tensor.linalg.decompositions import QR, SVD, Eig, Eigh, Eigvalsh, Pinv
+from symscan.tensor.linalg.matrix_functions import Expm
+from symscan.tensor.linalg.solvers import Cholesky, ChoSolve, Det, Lstsq, MatrixInverse, SlogDet, Solve, SolveTriangular
+from symscan.tensor.math import Dot, MatMul
 from symscan.tensor.random import GeneratorType
-from symscan.tensor.shape import concatenate, shape, stack
+from symscan.tensor.shape import Shape, concatenate, shape, stack
 from symscan.tensor.subtensor import INT, IncSubtensor, inc_subtensor
+
+# products and linear algebra: work superlinear in the values they produce, worth a stored row
+COSTLY_OPS = (Dot, MatMul, MatrixInverse, Solve, SolveTriangular, ChoSolve, Cholesky, Det, SlogDet, Eigh, Eigvalsh,
+              QR, SVD, Pinv, Eig, Expm, Lstsq)
 
 
 # ---------------------------------------------------------------------------- connections
@@ -192,6 +203,7 @@ class _Reverse:
             outputs = clone_replace(outputs, {self.totals[id(r.entry)]: r.new for r in recurrences})
         outputs = self._replace_recomputed(body, outputs)
         outputs = self._replace_unrecordable(body, outputs)
+        outputs = self._replace_costly(body, outputs)
         for c, new in zip(carries + recurrences, outputs[:len(carries)] + outputs[len(outputs) - len(recurrences):]):
             c.new = new
         emitted = [(key, new) for (key, _), new in zip(emitted, outputs[len(carries):])]
@@ -413,9 +425,52 @@ class _Reverse:
         if not needed:
             return outputs
         inverse = {body[v]: v for v in self.node.op.inner.inputs}
-        traces = self._record(clone_replace(needed, inverse))
+        return self._read_recorded(outputs, needed, clone_replace(needed, inverse))
+
+    def _replace_costly(self, body: dict, outputs: list) -> list:
+        """Products and linear algebra the forward step computes, which the reverse body would
+        compute again from the saved states, are read from a forward loop that records them
+        (JAX keeps such residuals too): an LSTM's reverse step then runs one product, not three.
+
+        Each one is recorded at the end of the elementwise chain that alone reads it (the gate
+        pre-activation ``x W + h U + b``, not its two products), so one trace-sized array stands
+        for the chain. Only values the forward computes at every step anyway are recorded, so no
+        new error can arise. A loop with ``until`` keeps recomputing: its recorder would be a
+        second loop the rewrites cannot merge into the first."""
+        if self.args.until is not None:
+            return outputs
+        forward_of = {new: old for old, new in body.items() if new.owner is not None}
+        readers: dict = {}
+        for node in toposort(outputs):
+            for v in _value_inputs(node):
+                readers.setdefault(v, []).append(node)
+        ends = [self._chain_end(node.outputs[0], readers, forward_of, set(outputs))
+                for node in toposort(outputs) if isinstance(node.op, COSTLY_OPS) and node.outputs[0] in forward_of]
+        needed = list(dict.fromkeys(ends))
+        if not needed:
+            return outputs
+        return self._read_recorded(outputs, needed, [forward_of[v] for v in needed])
+
+    @staticmethod
+    def _chain_end(var: Variable, readers: dict, forward_of: dict, outputs: set) -> Variable:
+        """Follow ``var`` through forward elementwise ops that are its only reader (reads of its
+        shape aside) and keep its number of dimensions; the last value of that chain."""
+        while var not in outputs:
+            users = list(dict.fromkeys(readers.get(var, [])))
+            if len(users) != 1 or not isinstance(users[0].op, Elemwise) or len(users[0].outputs) != 1:
+                return var
+            out = users[0].outputs[0]
+            if out not in forward_of or out.ndim != var.ndim:
+                return var
+            var = out
+        return var
+
+    def _read_recorded(self, outputs: list, inner_values: list, forward_values: list) -> list:
+        """``outputs`` with each of ``inner_values`` (reverse-body variables) read from the trace of
+        a forward loop recording ``forward_values`` (the same values in the forward body)."""
+        traces = self._record(forward_values)
         replace = {}
-        for v, trace in zip(needed, traces):
+        for v, trace in zip(inner_values, traces):
             rows = trace[self.steps_run - self.steps:self.steps_run][::-1]
             replace[v] = self._residual(v, rows, f"{v.name or 'value'}[t] (recorded)", new=True)
         return clone_replace(outputs, replace)
@@ -626,6 +681,16 @@ class _Carry:
 
 
 # ---------------------------------------------------------------------------- small helpers
+def _value_inputs(node) -> list:
+    """The inputs whose values ``node`` reads: not those it reads only the shape of (the
+    rewrites compute such shapes from the operands' shapes)."""
+    if isinstance(node.op, Shape):
+        return []
+    if isinstance(node.op, SumToShape) and not node.op.from_shape:
+        return node.inputs[:1]
+    return node.inputs
+
+
 def _is_shared(e) -> bool:
     return not isinstance(e, (RecurrentEntry, NitSotEntry, NonSeqEntry))
 
