@@ -73,6 +73,11 @@ class Config:
     over. False (``$SYMSCAN_QUIET=1``) keeps them all quiet; ``$SYMSCAN_COMPILE_MESSAGE_AFTER``
     sets the delay (default 1 s).
 
+    ``heap_keep``: while a compiled function runs, large arrays come from the heap rather than
+    from fresh mmaps, and up to this many bytes of freed heap stay with the process for the next
+    call, so large traces are not page-faulted in again at every call (glibc only; see
+    symscan/backends/heap.py). Default 1 GiB; 0 or "off" turns it off (``$SYMSCAN_HEAP_KEEP``).
+
     ``debug_checks`` makes the rewriter re-check graph invariants after each rewrite; the
     test suite turns it on.
 
@@ -89,6 +94,7 @@ class Config:
         self.blas_threads = os.environ.get("SYMSCAN_BLAS_THREADS", "auto")
         self.compile_messages = not _on(os.environ.get("SYMSCAN_QUIET", "0"))
         self.compile_message_after = float(os.environ.get("SYMSCAN_COMPILE_MESSAGE_AFTER", "1.0"))
+        self.heap_keep = os.environ.get("SYMSCAN_HEAP_KEEP", str(2**30))
         self.scan = ScanConfig()
         self.warn = WarnConfig()
 
@@ -99,6 +105,20 @@ class Config:
     @blas_threads.setter
     def blas_threads(self, value: str | int) -> None:
         self._blas_threads = _blas_threads(value)
+
+    @property
+    def heap_keep(self) -> int:
+        return self._heap_keep
+
+    @heap_keep.setter
+    def heap_keep(self, value: str | int) -> None:
+        text = str(value).strip().lower()
+        if text in ("off", "false", "no"):
+            text = "0"
+        if not text.isdigit():
+            raise ValueError(f"config.heap_keep (or $SYMSCAN_HEAP_KEEP) must be a number of bytes (0 or 'off' turns it "
+                             f"off), got {value!r}")
+        self._heap_keep = int(text)
 
     @property
     def floatX(self) -> str:

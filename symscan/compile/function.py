@@ -16,6 +16,7 @@ import numpy as np
 
 import rewrites as rewriter
 from symscan.backends.fast import FastEvaluator
+from symscan.backends.heap import heap_arrays
 from symscan.backends.reference import ReferenceEvaluator
 from symscan.backends.tiered import TieredEvaluator, worth_tiering
 from symscan.compile.io import In
@@ -345,7 +346,8 @@ class Function:
         # place get their states back (the others are replaced only below, once all succeeded)
         saved = generator_states(shared_values[s] for s in self._advanced_in_place)
         try:
-            results = self._evaluate(values, shared_values)
+            with heap_arrays():
+                results = self._evaluate(values, shared_values)
             n_out = len(self.outputs)
             new_states = [var.type.filter(value, what=f"the update of {describe(var)}")
                           for (var, _), value in zip(self.updates, results[n_out:])]
