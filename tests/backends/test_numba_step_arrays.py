@@ -295,3 +295,23 @@ def test_unfused_ufunc_into_its_ring_row_only_where_the_ring_outlives_its_reader
     same_as_py(ring_and_window(step, last), ring_values())
     (source,) = sources
     assert ("_npy_tanh_float64_into(" in source) == into_row
+
+
+def test_increments_the_inplace_rewrite_marked_write_into_their_base(monkeypatch):
+    """An LSTM gradient's gate slices are increments of one zeros array that nothing else
+    reads: in the kernel they write into it, with no copy of the base per increment."""
+    from tests.backends.test_numba_fused import lstm_gradient, lstm_values
+
+    sources = kernel_sources(monkeypatch)
+    f = lstm_gradient("numba")
+    values = lstm_values()
+    for got, want in zip(f(*values), lstm_gradient("py")(*values)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-15)
+    reverse = next(s for s in sources if "carried" in s)
+    lines = [line.strip() for line in reverse[reverse.index("    for t in range("):].splitlines()]
+    bases = [re.match(r"view\d+ = (b\d+)\[", line) for line in lines]
+    increments = [(lines[i - 1], m.group(1)) for i, m in enumerate(bases) if m]
+    assert len(increments) == 4  # the four gates
+    for before, base in increments:  # the base is the array itself, not a copy written into it
+        assert re.fullmatch(rf"{base} = b\d+", before), before
+        assert not any(line.startswith("_fassign_") and f"({base}, " in line for line in lines)

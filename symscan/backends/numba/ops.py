@@ -360,7 +360,10 @@ def emit_inc_subtensor(gen, node, ins: list[str], outs: list[str]) -> None:
     x, y, *values = ins
     index = basic_index(gen, node.op.spec, values)
     op = "=" if node.op.set_instead_of_inc else "+="
-    _base_copy(gen, node, x, outs[0])
+    if node.tag.get("inplace") == 0 and node.inputs[0].ndim:
+        gen.line(f"{outs[0]} = {x}")  # the inplace rewrite found nothing else reading the base
+    else:
+        _base_copy(gen, node, x, outs[0])
     target_ndim = node.inputs[0].ndim - sum(entry == INT for entry in node.op.spec)
     if NONE not in node.op.spec and target_ndim:
         view = gen.fresh("view")
