@@ -138,4 +138,5 @@ def test_a_long_background_compile_is_noted_when_it_starts_and_when_it_takes_ove
     assert err[-1].startswith("symscan: function 'noted' runs in numba from now on (compiled in ")
     # between them, at most the progress of what this process compiles itself when it loads the
     # numba version (kernels' helpers not yet compiled in this process, in a long test run)
-    assert all(line.startswith("symscan: numba is compiling function 'noted'") for line in err[1:-1])
+    progress = ("symscan: numba is compiling function 'noted'", "symscan: numba compiled function 'noted'")
+    assert all(line.startswith(progress) for line in err[1:-1]), err
