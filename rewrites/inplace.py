@@ -59,9 +59,17 @@ def _overwritable(fgraph, node, position: int) -> bool:
             return False  # a shared state's final value is its initial value when no step runs
         if isinstance(var.owner.op, IfElse):
             return False  # a branch may pass a captured value through, or a view of one
-        if not isinstance(var.owner.op, VIEW_OPS):
+        if not _may_be_a_view(var.owner):
             return True
         reader, var = (var.owner, 0), var.owner.inputs[0]
+
+
+def _may_be_a_view(node) -> bool:
+    """Whether ``node``'s output may share its first input's memory: a view op, or the real
+    part of a real array (numpy and numba return the array itself)."""
+    if isinstance(node.op, VIEW_OPS):
+        return True
+    return isinstance(node.op, Elemwise) and node.op.name == "real" and not node.inputs[0].dtype.startswith("complex")
 
 
 @register("inplace", phase="inplace", tags=("inplace",), kind="graph")

@@ -115,9 +115,9 @@ class Config:
         text = str(value).strip().lower()
         if text in ("off", "false", "no"):
             text = "0"
-        if not text.isdigit():
-            raise ValueError(f"config.heap_keep (or $SYMSCAN_HEAP_KEEP) must be a number of bytes (0 or 'off' turns it "
-                             f"off), got {value!r}")
+        if not text.isdigit() or int(text) > 2**31 - 1:
+            raise ValueError(f"config.heap_keep (or $SYMSCAN_HEAP_KEEP) must be a number of bytes up to 2**31 - 1 "
+                             f"(glibc's limit; 0 or 'off' turns it off), got {value!r}")
         self._heap_keep = int(text)
 
     @property

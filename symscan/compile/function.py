@@ -9,6 +9,7 @@ succeeded write the updates to the shared variables.
 from __future__ import annotations
 
 import reprlib
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -256,6 +257,7 @@ class Function:
             targets = clone_replace(targets, dict(givens))
         _check_unused(self.inputs, targets, on_unused_input, self._title())
         self.fgraph = FunctionGraph(self.inputs, targets, clone=True, name=name)
+        self._last_call_seconds = 0.0  # a long call runs with large arrays from the heap (backends.heap)
         self.fgraph.backend = self.mode.backend  # a few rewrites weigh costs by backend (push_out_seq)
         # graphs bound for numba: mode numba's, or the default mode's hand-over ("tiered"; rewrites/fusion.py)
         tiered = self._default_mode and worth_tiering(self.fgraph)
@@ -346,8 +348,10 @@ class Function:
         # place get their states back (the others are replaced only below, once all succeeded)
         saved = generator_states(shared_values[s] for s in self._advanced_in_place)
         try:
-            with heap_arrays():
+            start = time.perf_counter()
+            with heap_arrays(self._last_call_seconds):
                 results = self._evaluate(values, shared_values)
+            self._last_call_seconds = time.perf_counter() - start
             n_out = len(self.outputs)
             new_states = [var.type.filter(value, what=f"the update of {describe(var)}")
                           for (var, _), value in zip(self.updates, results[n_out:])]

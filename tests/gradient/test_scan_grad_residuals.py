@@ -110,3 +110,49 @@ def test_an_until_loop_recomputes():
     rng = np.random.default_rng(3)
     for f in _compare([x0, W], grads, [rng.normal(size=3), rng.normal(size=(3, 3))]).values():
         assert sum("grad_of" not in str(n.op) for n in _loops(f)) == 1
+
+
+def test_a_product_of_another_shape_at_each_step_is_computed_again():
+    """dot(M[:k], h) has k rows at step k: one recording of rows could not hold it."""
+    M, h0 = T.matrix("M"), T.vector("h0")
+    H, _ = ss.scan(lambda k, h, M: h + T.tanh(T.dot(M[:k], h)).sum(), sequences=T.arange(1, 5), outputs_info=h0,
+                   non_sequences=[M])
+    grads = ss.grad((H ** 2).sum(), [M, h0])
+    assert len(_recomputed_products(_reverse_loop(grads))) == 1
+    rng = np.random.default_rng(4)
+    _compare([M, h0], grads, [rng.normal(size=(4, 4)) * 0.3, rng.normal(size=4)])
+
+
+def test_a_product_the_same_at_every_step_is_not_recorded():
+    """W @ W reads only non-sequences: the rewrites hoist it out of the reverse loop (one
+    matrix), where a recording would hold T copies."""
+    X, W, h0 = T.matrix("X"), T.matrix("W"), T.vector("h0")
+    H, _ = ss.scan(lambda x, h, W: T.sin(T.dot(T.dot(W, W), h)) + x, sequences=X, outputs_info=h0,
+                   non_sequences=[W])
+    grads = ss.grad((H ** 2).sum(), [X, W, h0])
+    recorded = [s for s in _reverse_loop(grads).sequences if "(recorded)" in (s.label or "")]
+    assert [s.outer.ndim for s in recorded] == [2]  # dot(W @ W, h_(t-1)) per step, not W @ W
+    rng = np.random.default_rng(5)
+    _compare([X, W, h0], grads, [rng.normal(size=(5, 3)), rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3)])
+
+
+def test_a_loop_with_a_shared_state_recomputes():
+    """Its recorder would be one more forward loop beside the one recording the shared values."""
+    W, h0 = T.matrix("W"), T.vector("h0")
+    counter = ss.shared(np.float64(0.0), name="counter")
+
+    def step(h, W):
+        return T.tanh(T.dot(W, h)) * counter, {counter: counter + 1.0}
+
+    H, _ = ss.scan(step, outputs_info=h0, non_sequences=[W], n_steps=4)
+    grads = ss.grad((H ** 2).sum(), [W, h0])
+    assert len(_recomputed_products(_reverse_loop(grads))) == 1
+
+
+def test_a_product_read_only_for_its_shape_is_not_recorded():
+    """An Elman step's product feeds tanh, whose pullback reads tanh's output (the saved state):
+    the product's chain is read for its shape only, so a recording would be dead weight."""
+    X, W, h0 = T.matrix("X"), T.matrix("W"), T.vector("h0")
+    H, _ = ss.scan(lambda x, h, W: T.tanh(T.dot(W, h) + x), sequences=X, outputs_info=h0, non_sequences=[W])
+    grads = ss.grad((H ** 2).sum(), [X, W, h0])
+    assert not [s for s in _reverse_loop(grads).sequences if "(recorded)" in (s.label or "")]

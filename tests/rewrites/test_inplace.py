@@ -325,3 +325,20 @@ def test_ops_passing_their_input_through_are_views(case):
     kept = value.copy()
     np.testing.assert_array_equal(f(value), ss.function(inputs, out, mode="py")(kept))
     np.testing.assert_array_equal(value, kept)
+
+
+@pytest.mark.parametrize("mode", ["fast", "numba"])
+def test_never_through_the_real_part_of_a_real_input(mode, rng):
+    """``real(x)`` of a real array is the array itself (numpy and numba): an increment of it
+    must not write into the caller's input, outside a loop or inside one."""
+    x = T.dvector("x")
+    outside = T.inc_subtensor(T.real(x)[0:2], 1.0)
+    X, h0 = T.matrix("X"), T.vector("h0")
+    inside, _ = ss.scan(lambda row, h: T.inc_subtensor(T.real(h)[0:2], row[0:2]), sequences=X, outputs_info=h0)
+    for inputs, output, values in (([x], outside, [np.zeros(3)]),
+                                   ([X, h0], inside, [rng.normal(size=(4, 3)), rng.normal(size=3)])):
+        kept = [v.copy() for v in values]
+        got = ss.function(inputs, output, mode=mode)(*values)
+        for value, before in zip(values, kept):
+            np.testing.assert_array_equal(value, before)
+        np.testing.assert_allclose(got, ss.function(inputs, output, mode="py")(*kept), rtol=1e-12)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from symscan.gradient.grad import float_dtype, grad
+from symscan.gradient.ops.scan_residuals import values_to_record
 from symscan.gradient.registry import connected_inputs, connections, pullback
 from symscan.gradient.types import grad_undefined, is_null
 from symscan.graph.basic import Constant, Variable
@@ -37,21 +38,12 @@ from symscan.scan.args import NitSotEntry, NonSeqEntry, RecurrentEntry, ScanArgs
 from symscan.scan.op import Scan
 from symscan.tensor.assertion import assert_that
 from symscan.tensor.basic import as_tensor_variable, constant, static_int
-from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import zeros, zeros_like
 from symscan.tensor.elemwise import Elemwise, add, eq, ge, lt, maximum, minimum, switch
 from symscan.tensor.elemwise import abs as absolute
-from symscan.tensor.linalg.decompositions import QR, SVD, Eig, Eigh, Eigvalsh, Pinv
-from symscan.tensor.linalg.matrix_functions import Expm
-from symscan.tensor.linalg.solvers import Cholesky, ChoSolve, Det, Lstsq, MatrixInverse, SlogDet, Solve, SolveTriangular
-from symscan.tensor.math import Dot, MatMul
 from symscan.tensor.random import GeneratorType
-from symscan.tensor.shape import Shape, concatenate, shape, stack
+from symscan.tensor.shape import concatenate, shape, stack
 from symscan.tensor.subtensor import INT, IncSubtensor, inc_subtensor
-
-# products and linear algebra: work superlinear in the values they produce, worth a stored row
-COSTLY_OPS = (Dot, MatMul, MatrixInverse, Solve, SolveTriangular, ChoSolve, Cholesky, Det, SlogDet, Eigh, Eigvalsh,
-              QR, SVD, Pinv, Eig, Expm, Lstsq)
 
 
 # ---------------------------------------------------------------------------- connections
@@ -430,40 +422,21 @@ class _Reverse:
     def _replace_costly(self, body: dict, outputs: list) -> list:
         """Products and linear algebra the forward step computes, which the reverse body would
         compute again from the saved states, are read from a forward loop that records them
-        (JAX keeps such residuals too): an LSTM's reverse step then runs one product, not three.
+        (``scan_residuals``): an LSTM's reverse step then runs one product, not three.
 
-        Each one is recorded at the end of the elementwise chain that alone reads it (the gate
-        pre-activation ``x W + h U + b``, not its two products), so one trace-sized array stands
-        for the chain. Only values the forward computes at every step anyway are recorded, so no
-        new error can arise. A loop with ``until`` keeps recomputing: its recorder would be a
-        second loop the rewrites cannot merge into the first."""
-        if self.args.until is not None:
+        Loops with ``until`` or shared states keep recomputing: their recorder would be a second
+        forward loop the rewrites do not merge into the first (two while loops; a state another
+        recorder already follows)."""
+        args = self.args
+        if args.until is not None or args.shared:
             return outputs
         forward_of = {new: old for old, new in body.items() if new.owner is not None}
-        readers: dict = {}
-        for node in toposort(outputs):
-            for v in _value_inputs(node):
-                readers.setdefault(v, []).append(node)
-        ends = [self._chain_end(node.outputs[0], readers, forward_of, set(outputs))
-                for node in toposort(outputs) if isinstance(node.op, COSTLY_OPS) and node.outputs[0] in forward_of]
-        needed = list(dict.fromkeys(ends))
+        per_step = {body[v] for s in args.sequences for v in s.inner}
+        per_step |= {body[v] for e in args.recurrent for v in e.inner_in}
+        needed = values_to_record(outputs, forward_of, per_step)
         if not needed:
             return outputs
         return self._read_recorded(outputs, needed, [forward_of[v] for v in needed])
-
-    @staticmethod
-    def _chain_end(var: Variable, readers: dict, forward_of: dict, outputs: set) -> Variable:
-        """Follow ``var`` through forward elementwise ops that are its only reader (reads of its
-        shape aside) and keep its number of dimensions; the last value of that chain."""
-        while var not in outputs:
-            users = list(dict.fromkeys(readers.get(var, [])))
-            if len(users) != 1 or not isinstance(users[0].op, Elemwise) or len(users[0].outputs) != 1:
-                return var
-            out = users[0].outputs[0]
-            if out not in forward_of or out.ndim != var.ndim:
-                return var
-            var = out
-        return var
 
     def _read_recorded(self, outputs: list, inner_values: list, forward_values: list) -> list:
         """``outputs`` with each of ``inner_values`` (reverse-body variables) read from the trace of
@@ -681,16 +654,6 @@ class _Carry:
 
 
 # ---------------------------------------------------------------------------- small helpers
-def _value_inputs(node) -> list:
-    """The inputs whose values ``node`` reads: not those it reads only the shape of (the
-    rewrites compute such shapes from the operands' shapes)."""
-    if isinstance(node.op, Shape):
-        return []
-    if isinstance(node.op, SumToShape) and not node.op.from_shape:
-        return node.inputs[:1]
-    return node.inputs
-
-
 def _is_shared(e) -> bool:
     return not isinstance(e, (RecurrentEntry, NitSotEntry, NonSeqEntry))
 
