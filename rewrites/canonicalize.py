@@ -22,7 +22,7 @@ from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Arange
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
-from symscan.tensor.shape import DimShuffle, Shape, dimshuffle, make_vector
+from symscan.tensor.shape import DimShuffle, Shape, dimshuffle, make_vector, shape
 from symscan.tensor.subtensor import ARRAY, INT, Subtensor, axis_length
 
 
@@ -241,6 +241,28 @@ def _arange_length(node):
     return stop if stop.dtype == "int64" and _is_length_of(stop, shape_node.inputs[0]) else None
 
 
+def _shape_past_slices(node):
+    """x[a:b:c].shape[k] is x.shape[k] for an axis k the slices leave whole (a backward loop
+    reads its forward trace reversed and cut to the steps: x[a:b][::-1].shape[1] is x.shape[1]).
+    Only with steps that are constants other than 0: a step of 0 is numpy's error."""
+    if node.op.spec != (INT,):
+        return None
+    k, shape_node = static_int(node.inputs[1]), node.inputs[0].owner
+    if k is None or shape_node is None or not isinstance(shape_node.op, Shape):
+        return None
+    sliced = shape_node.inputs[0]
+    producer = sliced.owner
+    if producer is None or not isinstance(producer.op, Subtensor) or not -sliced.ndim <= k < sliced.ndim \
+            or k % sliced.ndim < len(producer.op.spec) or not all(e[0] == "slice" for e in producer.op.spec):
+        return None
+    inputs = iter(producer.inputs[1:])
+    for entry in producer.op.spec:
+        parts = [next(inputs) if present else None for present in entry[1:]]
+        if parts[2] is not None and static_int(parts[2]) in (None, 0):
+            return None
+    return shape(producer.inputs[0])[k]
+
+
 def _vacuous_step_count(node):
     """The step count of a loop over its sequences' own length, with no taps beyond tap 0, is
     that length: the check that they are long enough cannot fail."""
@@ -266,6 +288,7 @@ RULES: list[tuple[Callable, Callable]] = [
     (lambda op: isinstance(op, Subtensor), _whole_axis_slice),
     (lambda op: isinstance(op, Subtensor), _arange_of_the_axis),
     (lambda op: isinstance(op, Subtensor), _arange_length),
+    (lambda op: isinstance(op, Subtensor), _shape_past_slices),
     (lambda op: isinstance(op, Elemwise), _max_with_zero),
     (lambda op: isinstance(op, StepCount), _vacuous_step_count),
     (lambda op: isinstance(op, Assert), _settled_conditions),

@@ -455,3 +455,26 @@ def test_checks_still_computed_elsewhere_are_not_hung_again():
                  and n.inputs[0].ndim == 1 and n.inputs[0].type.shape == (1,)]
         found = [checks_dropped_with(fgraph, n, n.inputs[1]) for n in fills]
         assert any(found) == expect_checks
+
+
+def test_a_shape_read_past_slices_reads_the_sliced_array(same_as_py, rng):
+    """x[1:][::-1].shape[1] and [-1] are x's: the slices cut axis 0 only (a backward loop's
+    trace reads); the slices themselves are not computed for the read."""
+    x = T.tensor3("x")
+    f = _compile([x], [x[1:][::-1].shape[1], x[1:, :2].shape[-1]])
+    assert [type(n.op).__name__ for n in f.fgraph.toposort()].count("Subtensor") == 2
+    assert all(n.inputs[0].owner.inputs[0] is f.fgraph.inputs[0] for n in f.fgraph.apply_nodes
+               if type(n.op).__name__ == "Subtensor")
+    for value in (rng.standard_normal((4, 3, 2)), np.zeros((0, 3, 2))):
+        assert same_as_py(f, value) == [3, 2]
+
+
+def test_a_shape_read_of_a_sliced_axis_or_a_step_of_zero_stays(same_as_py, rng):
+    """x[1:].shape[0] is not x's; a step that may be 0 is numpy's error, which stays."""
+    x, s = T.matrix("x"), T.lscalar("s")
+    f = _compile([x, s], [x[1:].shape[0], x[:, ::s].shape[0]])
+    shape_of = [n.inputs[0].owner.inputs[0] for n in f.fgraph.apply_nodes if type(n.op).__name__ == "Subtensor"
+                and n.inputs[0].owner is not None and type(n.inputs[0].owner.op).__name__ == "Shape"]
+    assert f.fgraph.inputs[0] not in shape_of
+    assert same_as_py(f, rng.standard_normal((4, 3)), 2) == [3, 4]
+    assert isinstance(same_as_py(f, rng.standard_normal((4, 3)), 0), ValueError)
