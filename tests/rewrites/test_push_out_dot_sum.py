@@ -133,3 +133,18 @@ def test_zeros_init_is_read_only_by_the_sum(scan_rw, rng, steps):
         for g in (f, ss.function(inputs, last, mode="py")):
             with pytest.raises(ValueError):
                 g(*bad)
+
+
+@pytest.mark.parametrize("steps", [0, 1, 5])
+def test_outer_products_use_the_step_count_and_static_lengths(scan_rw, rng, steps):
+    """sum_t x_t y_t^T (a taps RNN's weight gradient): the inner length of the product is the
+    loop's step count times a static 1, so no shape read or product computes it."""
+    X, Y, acc0 = T.matrix("X"), T.matrix("Y"), T.matrix("acc0")
+    acc, _ = ss.scan(lambda x, y, acc: acc + T.dot(x[:, None], y[None, :]), sequences=[X, Y], outputs_info=acc0)
+    buffer_last = acc.owner.inputs[0][-1]
+    values = [rng.normal(size=(steps, 3)), rng.normal(size=(steps, 2)), rng.normal(size=(3, 2))]
+    f = scan_rw.check([X, Y, acc0], buffer_last, RULE + ["canonicalize"], values)
+    assert scan_rw.records(f, "push_out_dot_sum")
+    assert not [n for n in f.fgraph.apply_nodes if str(n.op) == "Elemwise{mul}"]
+    short = [rng.normal(size=(steps + 1, 3)), rng.normal(size=(steps, 2)), rng.normal(size=(3, 2))]
+    scan_rw.same_as_py(f, [X, Y, acc0], buffer_last, short)
