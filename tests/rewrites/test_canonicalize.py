@@ -478,3 +478,22 @@ def test_a_shape_read_of_a_sliced_axis_or_a_step_of_zero_stays(same_as_py, rng):
     assert f.fgraph.inputs[0] not in shape_of
     assert same_as_py(f, rng.standard_normal((4, 3)), 2) == [3, 4]
     assert isinstance(same_as_py(f, rng.standard_normal((4, 3)), 0), ValueError)
+
+
+def test_a_shape_read_past_a_permutation_or_checks_reads_the_source(same_as_py, rng):
+    """v.dimshuffle(0, 2, 1).shape[2] is v.shape[1]; AfterChecks(v, ...).shape[1] is v's while
+    the checked value is read elsewhere (its checks still run); a DimShuffle that drops an axis
+    (an error when that axis is not 1) or adds one is left alone."""
+    from symscan.scan.checks import AfterChecks
+
+    x, n = T.tensor3("x"), T.lscalar("n")
+    checked = AfterChecks()(x, n)
+    f = _compile([x, n], [x.dimshuffle(0, 2, 1).shape[2], checked.shape[1], checked.sum()])
+    shapes = [node for node in f.fgraph.apply_nodes if type(node.op).__name__ == "Shape"]
+    assert {s.inputs[0] for s in shapes} == {f.fgraph.inputs[0]}
+    assert same_as_py(f, rng.standard_normal((2, 3, 4)), 1)[:2] == [3, 3]
+    y = T.tensor3("y")
+    dropped = y.dimshuffle(0, 2)
+    g = _compile([y], [dropped.shape[1], dropped.dimshuffle(0, "x", 1).shape[1]])
+    assert isinstance(same_as_py(g, rng.standard_normal((2, 3, 4))), ValueError)
+    assert same_as_py(g, rng.standard_normal((2, 1, 4))) == [4, 1]
