@@ -61,9 +61,9 @@ def _row_shape_reads(args: ScanArgs, sources: dict) -> dict:
                 reads[node.outputs[0]] = shape(outer)[k + lead if k >= 0 else k]
     read_whole = {v for node in body if node.outputs[0] not in reads for v in node.inputs}
     read_whole |= set(args.inner_outputs())
-    for node in body:
+    for node in (n for n in body if isinstance(n.op, Shape)):
         tap = node.inputs[0]
-        if isinstance(node.op, Shape) and tap in sources and node.outputs[0] in read_whole:
+        if tap in sources and node.outputs[0] in read_whole:
             outer, lead = sources[tap]
             if outer.ndim == tap.ndim + lead:
                 reads[node.outputs[0]] = shape(outer)[lead:] if lead else shape(outer)

@@ -78,3 +78,12 @@ def test_a_mit_sot_state_shape_is_its_initial_rows(scan_rw, rng, steps):
     buffer_last = ys.owner.inputs[0][-1]
     f = scan_rw.check([Y0, n], buffer_last, RULES, [rng.normal(size=(2, 3)), steps])
     assert _shape_reads(scan_rw, scan_rw.only_scan(f)[0]) == []
+
+
+def test_a_body_with_a_random_draw(scan_rw):
+    """A node without inputs in the body (a draw from a shared random state) is no shape read."""
+    srng = ss.RandomStream(seed=3)
+    out, updates = ss.scan(lambda acc: acc + srng.choice(np.arange(4.0), size=()), outputs_info=T.constant(0.0),
+                           n_steps=5)
+    f = ss.function([], out, updates=updates, mode="fast", rewrites=RULES)
+    assert f().shape == (5,)
