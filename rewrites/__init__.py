@@ -19,6 +19,7 @@ from rewrites import (  # noqa: F401
     push_out_dot_sum,
     push_out_non_seq,
     push_out_output,
+    push_out_row_shapes,
     push_out_seq,
     remove_unused,
     save_mem,

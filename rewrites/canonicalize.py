@@ -15,14 +15,14 @@ from rewrites.registry import register
 from rewrites.scan_utils import after_loop_checks, checks_dropped_with
 from rewrites.shape_sources import all_ones, computed_shape, same_shape
 from symscan.graph.basic import Constant, Variable
-from symscan.scan.checks import StepCount
+from symscan.scan.checks import AfterChecks, StepCount
 from symscan.tensor.assertion import Assert
 from symscan.tensor.basic import static_int
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.creation import Arange
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
-from symscan.tensor.shape import DimShuffle, Shape, dimshuffle, make_vector
+from symscan.tensor.shape import DimShuffle, Shape, dimshuffle, make_vector, shape
 from symscan.tensor.subtensor import ARRAY, INT, Subtensor, axis_length
 
 
@@ -241,6 +241,46 @@ def _arange_length(node):
     return stop if stop.dtype == "int64" and _is_length_of(stop, shape_node.inputs[0]) else None
 
 
+def _shape_past_views(node):
+    """v.shape[k] is x.shape[j] when v views x with axis k's length kept: slices that leave axis
+    k whole, a DimShuffle that moves x's axis j to k (and drops none), an ``AfterChecks`` (a loop's
+    checks on a value; they stay, see ``canonicalize``). A backward loop reads its forward trace
+    so: x[a:b][::-1][:n].dimshuffle(0, 2, 1).shape[2] is x.shape[1]."""
+    if node.op.spec != (INT,):
+        return None
+    k, shape_node = static_int(node.inputs[1]), node.inputs[0].owner
+    if k is None or shape_node is None or not isinstance(shape_node.op, Shape):
+        return None
+    viewed = shape_node.inputs[0]
+    if not -viewed.ndim <= k < viewed.ndim:
+        return None
+    source = _axis_source(viewed.owner, k % viewed.ndim)
+    return None if source is None else shape(source[0])[source[1]]
+
+
+def _axis_source(producer, axis: int) -> tuple | None:
+    """(x, j): the view ``producer`` makes has x's axis j as its ``axis``, of the same length."""
+    op = producer.op if producer is not None else None
+    if isinstance(op, AfterChecks):
+        return producer.inputs[0], axis
+    if isinstance(op, DimShuffle) and not op.dropped and op.new_order[axis] != "x":
+        return producer.inputs[0], op.new_order[axis]
+    if isinstance(op, Subtensor) and axis >= len(op.spec) and all(e[0] == "slice" for e in op.spec) \
+            and _steps_not_zero(producer):
+        return producer.inputs[0], axis
+    return None
+
+
+def _steps_not_zero(producer) -> bool:
+    """Every slice's step is a constant other than 0 or absent (a step of 0 is numpy's error)."""
+    inputs = iter(producer.inputs[1:])
+    for entry in producer.op.spec:
+        parts = [next(inputs) if present else None for present in entry[1:]]
+        if parts[2] is not None and static_int(parts[2]) in (None, 0):
+            return False
+    return True
+
+
 def _vacuous_step_count(node):
     """The step count of a loop over its sequences' own length, with no taps beyond tap 0, is
     that length: the check that they are long enough cannot fail."""
@@ -266,6 +306,7 @@ RULES: list[tuple[Callable, Callable]] = [
     (lambda op: isinstance(op, Subtensor), _whole_axis_slice),
     (lambda op: isinstance(op, Subtensor), _arange_of_the_axis),
     (lambda op: isinstance(op, Subtensor), _arange_length),
+    (lambda op: isinstance(op, Subtensor), _shape_past_views),
     (lambda op: isinstance(op, Elemwise), _max_with_zero),
     (lambda op: isinstance(op, StepCount), _vacuous_step_count),
     (lambda op: isinstance(op, Assert), _settled_conditions),

@@ -1,20 +1,25 @@
 """``push_out_dot_sum``: an accumulator ``acc + dot(a_t, b_t)`` (matrices) that is read only at
 its end becomes one matrix product after the loop. The loop emits the factors instead, and
-``acc_0 + sum_t a_t b_t`` is ``A' @ B'`` with the steps folded into the inner axis:
+``acc_0 + sum_t a_t b_t`` is ``acc_0 + A' @ B'`` with the steps folded into the inner axis:
 ``A'[i, (t, k)] = a_t[i, k]``, ``B'[(t, k), j] = b_t[k, j]``. A gradient's loop sums a weight's
 gradient so (``x_t^T g_t`` at every step, Theano's ``scan_push_out_dot1``), and one large
 product is much faster than T small ones.
+
+The loop's rule that every step keeps the state's shape stays: ``acc_0 + A' @ B'`` is checked
+against ``acc_0``'s shape (a product that only broadcasts to it is fine, as in the loop).
 """
 
 from __future__ import annotations
 
 from rewrites.registry import Rewritten, register
+from rewrites.scan_utils import steps_known_non_negative
+from rewrites.shape_sources import all_ones
 from symscan.graph.fg import OUTPUT
 from symscan.graph.traversal import ancestors
 from symscan.scan.args import NitSotEntry, ScanArgs
-from symscan.scan.checks import AfterChecks
+from symscan.scan.checks import AfterChecks, CheckStepShape
 from symscan.scan.op import Scan
-from symscan.tensor.basic import static_int
+from symscan.tensor.basic import constant, static_int
 from symscan.tensor.elemwise import Elemwise, eq, mul, switch
 from symscan.tensor.math import Dot, dot
 from symscan.tensor.shape import reshape, shape, transpose
@@ -39,7 +44,8 @@ def push_out_dot_sum(fgraph, node):
         loop = args.to_node()
         mapping = {old: new for old, new in zip(args.outer_outputs(), loop.outputs) if old is not None}
         stacked_a, stacked_b = loop.outputs[first:first + 2]
-        final = Elemwise("add")(entry.outer_init, _sum_of_products(stacked_a, stacked_b, entry.outer_init))
+        total = Elemwise("add")(entry.outer_init, _sum_of_products(stacked_a, stacked_b, _step_count(args)))
+        final = CheckStepShape(label, args.name)(total, _shape_of(entry.outer_init))
         for read, needs_step in reads:  # the last step's row of no step is scan's IndexError still
             mapping[read] = AfterChecks()(final, stacked_a[-1]) if needs_step else final
         return Rewritten(mapping, f"{label}: the sum of dot({a.owner.op if a.owner else 'a'}, ...) over the steps is "
@@ -93,14 +99,40 @@ def _is_last_row(reader) -> bool:
             and static_int(reader.inputs[1]) == -1)
 
 
-def _sum_of_products(stacked_a, stacked_b, init):
-    """sum_t a_t @ b_t for stacked a (T, m, k) and b (T, k, n); zeros of init's shape when T is 0
-    (then the stacks' row shapes may be unknown)."""
-    steps = shape(stacked_a)[0]
+def _shape_of(init):
+    """A variable of ``init``'s shape that the check can read instead of ``init`` (``second(w,
+    0.0)``, zeros like w: w), so that nothing but the sum reads the zeros (fusion folds them in)."""
+    node = init.owner
+    if node is not None and node.op == Elemwise("second") and node.inputs[0].ndim == init.ndim \
+            and all_ones(node.inputs[1]):
+        return node.inputs[0]
+    return init
+
+
+def _step_count(args: ScanArgs):
+    """The loop's n_steps when it is the number of rows of its outputs (never negative, no
+    ``until``, int64 like a shape), for the sum to read instead of a stack's length; else None."""
+    steps = args.n_steps
+    if args.until is None and steps.dtype == "int64" and steps_known_non_negative(args):
+        return steps
+    return None
+
+
+def _length(x, axis: int):
+    """``x.shape[axis]``: a constant when the type knows it."""
+    static = x.type.shape[axis]
+    return constant(static, dtype="int64") if static is not None else shape(x)[axis]
+
+
+def _sum_of_products(stacked_a, stacked_b, steps=None):
+    """sum_t a_t @ b_t for stacked a (T, m, k) and b (T, k, n) (T: ``steps``, or a's length);
+    when T is 0, zeros of shape (1, 1), which add to any initial value as no step does (the
+    stacks' row shapes may be unknown then)."""
+    steps = _length(stacked_a, 0) if steps is None else steps
     none = eq(steps, 0)
-    rows = switch(none, shape(init)[0], shape(stacked_a)[1])
-    cols = switch(none, shape(init)[1], shape(stacked_b)[2])
-    inner = mul(steps, shape(stacked_a)[2])
+    rows = switch(none, 1, _length(stacked_a, 1))
+    cols = switch(none, 1, _length(stacked_b, 2))
+    inner = mul(steps, _length(stacked_a, 2))
     left = reshape(transpose(stacked_a, (1, 0, 2)), [rows, inner])
     right = reshape(stacked_b, [inner, cols])
     return dot(left, right)

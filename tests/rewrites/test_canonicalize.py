@@ -455,3 +455,45 @@ def test_checks_still_computed_elsewhere_are_not_hung_again():
                  and n.inputs[0].ndim == 1 and n.inputs[0].type.shape == (1,)]
         found = [checks_dropped_with(fgraph, n, n.inputs[1]) for n in fills]
         assert any(found) == expect_checks
+
+
+def test_a_shape_read_past_slices_reads_the_sliced_array(same_as_py, rng):
+    """x[1:][::-1].shape[1] and [-1] are x's: the slices cut axis 0 only (a backward loop's
+    trace reads); the slices themselves are not computed for the read."""
+    x = T.tensor3("x")
+    f = _compile([x], [x[1:][::-1].shape[1], x[1:, :2].shape[-1]])
+    assert [type(n.op).__name__ for n in f.fgraph.toposort()].count("Subtensor") == 2
+    assert all(n.inputs[0].owner.inputs[0] is f.fgraph.inputs[0] for n in f.fgraph.apply_nodes
+               if type(n.op).__name__ == "Subtensor")
+    for value in (rng.standard_normal((4, 3, 2)), np.zeros((0, 3, 2))):
+        assert same_as_py(f, value) == [3, 2]
+
+
+def test_a_shape_read_of_a_sliced_axis_or_a_step_of_zero_stays(same_as_py, rng):
+    """x[1:].shape[0] is not x's; a step that may be 0 is numpy's error, which stays."""
+    x, s = T.matrix("x"), T.lscalar("s")
+    f = _compile([x, s], [x[1:].shape[0], x[:, ::s].shape[0]])
+    shape_of = [n.inputs[0].owner.inputs[0] for n in f.fgraph.apply_nodes if type(n.op).__name__ == "Subtensor"
+                and n.inputs[0].owner is not None and type(n.inputs[0].owner.op).__name__ == "Shape"]
+    assert f.fgraph.inputs[0] not in shape_of
+    assert same_as_py(f, rng.standard_normal((4, 3)), 2) == [3, 4]
+    assert isinstance(same_as_py(f, rng.standard_normal((4, 3)), 0), ValueError)
+
+
+def test_a_shape_read_past_a_permutation_or_checks_reads_the_source(same_as_py, rng):
+    """v.dimshuffle(0, 2, 1).shape[2] is v.shape[1]; AfterChecks(v, ...).shape[1] is v's while
+    the checked value is read elsewhere (its checks still run); a DimShuffle that drops an axis
+    (an error when that axis is not 1) or adds one is left alone."""
+    from symscan.scan.checks import AfterChecks
+
+    x, n = T.tensor3("x"), T.lscalar("n")
+    checked = AfterChecks()(x, n)
+    f = _compile([x, n], [x.dimshuffle(0, 2, 1).shape[2], checked.shape[1], checked.sum()])
+    shapes = [node for node in f.fgraph.apply_nodes if type(node.op).__name__ == "Shape"]
+    assert {s.inputs[0] for s in shapes} == {f.fgraph.inputs[0]}
+    assert same_as_py(f, rng.standard_normal((2, 3, 4)), 1)[:2] == [3, 3]
+    y = T.tensor3("y")
+    dropped = y.dimshuffle(0, 2)
+    g = _compile([y], [dropped.shape[1], dropped.dimshuffle(0, "x", 1).shape[1]])
+    assert isinstance(same_as_py(g, rng.standard_normal((2, 3, 4))), ValueError)
+    assert same_as_py(g, rng.standard_normal((2, 1, 4))) == [4, 1]
