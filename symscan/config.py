@@ -73,6 +73,12 @@ class Config:
     over. False (``$SYMSCAN_QUIET=1``) keeps them all quiet; ``$SYMSCAN_COMPILE_MESSAGE_AFTER``
     sets the delay (default 1 s).
 
+    ``numba_kernel_opt``: the LLVM optimisation level (1 to 3) of mode numba's loop kernels
+    themselves; the helpers they call keep numba's level 3 (symscan/backends/numba/pipeline.py).
+    The default 1 compiles faster at the same run time; 3 is numba's own
+    (``$SYMSCAN_NUMBA_KERNEL_OPT``). Read when a kernel is generated (a kernel's cached machine
+    code is kept per level).
+
     ``debug_checks`` makes the rewriter re-check graph invariants after each rewrite; the
     test suite turns it on.
 
@@ -89,6 +95,7 @@ class Config:
         self.blas_threads = os.environ.get("SYMSCAN_BLAS_THREADS", "auto")
         self.compile_messages = not _on(os.environ.get("SYMSCAN_QUIET", "0"))
         self.compile_message_after = float(os.environ.get("SYMSCAN_COMPILE_MESSAGE_AFTER", "1.0"))
+        self.numba_kernel_opt = os.environ.get("SYMSCAN_NUMBA_KERNEL_OPT", "1")
         self.scan = ScanConfig()
         self.warn = WarnConfig()
 
@@ -99,6 +106,17 @@ class Config:
     @blas_threads.setter
     def blas_threads(self, value: str | int) -> None:
         self._blas_threads = _blas_threads(value)
+
+    @property
+    def numba_kernel_opt(self) -> int:
+        return self._numba_kernel_opt
+
+    @numba_kernel_opt.setter
+    def numba_kernel_opt(self, value: int | str) -> None:
+        if str(value).strip() not in ("1", "2", "3"):
+            raise ValueError(f"config.numba_kernel_opt (or $SYMSCAN_NUMBA_KERNEL_OPT) must be an LLVM optimisation "
+                             f"level 1, 2 or 3, got {value!r}: 1 (the default) compiles fastest, 3 is numba's own")
+        self._numba_kernel_opt = int(str(value).strip())
 
     @property
     def floatX(self) -> str:
