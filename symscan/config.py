@@ -78,6 +78,12 @@ class Config:
     call, so large traces are not page-faulted in again at every call (glibc only; see
     symscan/backends/heap.py). Default 1 GiB; 0 or "off" turns it off (``$SYMSCAN_HEAP_KEEP``).
 
+    ``numba_kernel_opt``: the LLVM optimisation level (1 to 3) of mode numba's loop kernels
+    themselves; the helpers they call keep numba's level 3 (symscan/backends/numba/pipeline.py).
+    The default 1 compiles faster at the same run time; 3 is numba's own
+    (``$SYMSCAN_NUMBA_KERNEL_OPT``). Read when a kernel is generated (a kernel's cached machine
+    code is kept per level).
+
     ``debug_checks`` makes the rewriter re-check graph invariants after each rewrite; the
     test suite turns it on.
 
@@ -95,6 +101,7 @@ class Config:
         self.compile_messages = not _on(os.environ.get("SYMSCAN_QUIET", "0"))
         self.compile_message_after = float(os.environ.get("SYMSCAN_COMPILE_MESSAGE_AFTER", "1.0"))
         self.heap_keep = os.environ.get("SYMSCAN_HEAP_KEEP", str(2**30))
+        self.numba_kernel_opt = os.environ.get("SYMSCAN_NUMBA_KERNEL_OPT", "1")
         self.scan = ScanConfig()
         self.warn = WarnConfig()
 
@@ -119,6 +126,17 @@ class Config:
             raise ValueError(f"config.heap_keep (or $SYMSCAN_HEAP_KEEP) must be a number of bytes up to 2**31 - 1 "
                              f"(glibc's limit; 0 or 'off' turns it off), got {value!r}")
         self._heap_keep = int(text)
+
+    @property
+    def numba_kernel_opt(self) -> int:
+        return self._numba_kernel_opt
+
+    @numba_kernel_opt.setter
+    def numba_kernel_opt(self, value: int | str) -> None:
+        if str(value).strip() not in ("1", "2", "3"):
+            raise ValueError(f"config.numba_kernel_opt (or $SYMSCAN_NUMBA_KERNEL_OPT) must be an LLVM optimisation "
+                             f"level 1, 2 or 3, got {value!r}: 1 (the default) compiles fastest, 3 is numba's own")
+        self._numba_kernel_opt = int(str(value).strip())
 
     @property
     def floatX(self) -> str:

@@ -62,6 +62,12 @@ CHILD_ENVIRONMENT = {"SYMSCAN_QUIET": "1", "OPENBLAS_NUM_THREADS": "1"}
 failed), and its check run multiplies on one thread: a background job."""
 
 
+
+def _kernel_settings() -> dict:
+    """This process's kernel level for the compile process: the kernels it caches must be the
+    ones this process then loads (a kernel's source, hence its cache entry, names its level)."""
+    return {"SYMSCAN_NUMBA_KERNEL_OPT": str(config.numba_kernel_opt)}
+
 def numba_installed() -> bool:
     return importlib.util.find_spec("numba") is not None
 
@@ -187,7 +193,8 @@ class CompileProcess:
             lowest = ("import os; hasattr(os, 'setpriority') and "
                       f"os.setpriority(os.PRIO_PROCESS, 0, {COMPILE_NICENESS}); ")
             self.process = subprocess.Popen([sys.executable, "-c", lowest + _CHILD], stdin=payload, stdout=self.out,
-                                            stderr=self.err, env={**os.environ, **CHILD_ENVIRONMENT})
+                                            stderr=self.err, env={**os.environ, **CHILD_ENVIRONMENT,
+                                                                  **_kernel_settings()})
 
     def result(self) -> str:
         """The state it sent, or why it sent none (its exit status and last line of stderr)."""

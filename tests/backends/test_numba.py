@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -171,6 +172,51 @@ def test_a_second_process_loads_the_kernel_from_the_disk_cache(tmp_path):
     second = _child(str(tmp_path), code)
     assert first.split()[1] != "0"  # compiled (a miss) in the first process
     assert second.split() == ["1", "0"]  # loaded, not compiled, in the second
+
+
+HELPERS_CHILD = """
+    import sys, time, numpy as np, symscan as ss, symscan.tensor as T
+    from symscan.backends.numba import cache
+    X, W, h0 = T.tensor3("X"), T.matrix("W"), T.matrix("h0")
+    def step(x, h, W):  # a small product and a max over an axis: helpers of small.py, reductions.py
+        h = T.tanh(x + T.dot(h, W) * SCALE)
+        return h - T.max(h, axis=1, keepdims=True)
+    hs, _ = ss.scan(step, sequences=X, outputs_info=h0, non_sequences=W)
+    f = ss.function([X, W, h0], hs, mode="numba")
+    rng = np.random.default_rng(0)
+    f(rng.normal(size=(5, 3, 4)), rng.normal(size=(4, 4)), np.zeros((3, 4)))
+    assert f.backend_report() == ["scan: numba"], f.backend_report()
+    (kernel,) = [m["kernel"] for m in cache._LOADED.values() if "kernel" in m]
+    counts = [sum(kernel.stats.cache_misses.values())]
+    for name in ("small", "reductions"):
+        module = cache.helper_module(name)
+        assert module.__file__.startswith(str(cache.cache_dir())), module.__file__
+        stats = [v.stats for v in vars(module).values() if hasattr(v, "stats")]
+        counts += [sum(sum(s.cache_hits.values()) for s in stats), sum(sum(s.cache_misses.values()) for s in stats)]
+    print(*counts)
+"""
+
+
+def test_the_packages_helpers_are_cached_beside_the_kernels_and_reused(tmp_path):
+    """small.py's and reductions.py's jitted helpers keep their machine code in the kernel cache,
+    not in the package (a read-only install would compile them in every process); a second
+    process compiling another kernel that calls them loads them from there."""
+    from symscan.backends.numba import cache
+
+    package_cache = os.path.join(os.path.dirname(cache.__file__), "__pycache__")
+    start = time.time()
+    first = _child(str(tmp_path), HELPERS_CHILD.replace("SCALE", "2.0")).split()
+    second = _child(str(tmp_path), HELPERS_CHILD.replace("SCALE", "3.0")).split()
+    kernel, small_hits, small_misses, reductions_hits, reductions_misses = map(int, first)
+    assert kernel and small_misses and reductions_misses and not small_hits and not reductions_hits
+    kernel, small_hits, small_misses, reductions_hits, reductions_misses = map(int, second)
+    assert kernel  # another kernel, compiled; the helpers it calls loaded
+    assert small_hits and reductions_hits and not small_misses and not reductions_misses
+    written = {p.name.split(".")[1].split("-")[0] for p in (tmp_path / "numba" / "__pycache__").glob("*.nbi")}
+    assert {"small_product", "reduce_matrix_into"} <= written
+    touched = [name for name in (os.listdir(package_cache) if os.path.isdir(package_cache) else [])
+               if name.endswith((".nbi", ".nbc")) and os.path.getmtime(os.path.join(package_cache, name)) >= start]
+    assert not touched
 
 
 def test_default_mode_hands_over_to_numba_when_the_loop_has_run_long_enough(rng, monkeypatch):

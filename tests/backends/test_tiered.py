@@ -90,6 +90,34 @@ def test_a_function_that_keeps_running_hands_over_without_wait(rng, tmp_path, mo
     assert any(p.name.startswith("symscan_kernel_") for p in (tmp_path / "numba").iterdir())
 
 
+def test_the_compile_process_caches_kernels_at_this_processs_level(rng, tmp_path, monkeypatch):
+    """A level set in the program (not in the environment) reaches the compile process, so the
+    kernels it caches are the ones this process loads, not compiles again."""
+    from symscan.backends.numba import cache
+
+    monkeypatch.setenv("SYMSCAN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ss.config, "numba_after", 0.0)
+    monkeypatch.setattr(ss.config, "numba_kernel_opt", 3)
+    monkeypatch.setattr(tiered, "COMPILE_NICENESS", 0)
+    X, h0 = T.matrix("X"), T.vector("h0")
+    hs, _ = ss.scan(lambda x, h: T.tanh(x + 0.25 * h), sequences=X, outputs_info=h0)
+    f = ss.function([X, h0], hs)
+    values = [rng.normal(size=(6, 3)), np.zeros(3)]
+    first = f(*values)
+    deadline = time.monotonic() + 120
+    while f._evaluate.compiled is None and time.monotonic() < deadline:
+        f(*values)
+        time.sleep(0.05)
+    assert f.backend_report()[-1] == "tier: numba"
+    np.testing.assert_array_equal(f(*values), first)
+    sources = [p.read_text() for p in (tmp_path / "numba").glob("symscan_kernel_*.py")]
+    kernels = [source for source in sources if "def kernel(" in source]
+    assert kernels and not any("pipeline_class" in source for source in kernels)  # level 3: numba's own
+    loaded = [m["kernel"] for m in cache._LOADED.values() if "kernel" in m and m.get("__file__", "").startswith(
+        str(tmp_path))]
+    assert loaded and all(not sum(k.stats.cache_misses.values()) for k in loaded)
+
+
 def test_without_a_writable_kernel_cache_the_function_stays_fast(rng, tmp_path, monkeypatch):
     """A child cannot hand kernels over without files: it says so, and nothing compiles."""
     (tmp_path / "a file").write_text("")

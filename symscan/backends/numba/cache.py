@@ -5,6 +5,10 @@ of the source, which holds the loop's structure, dtypes and scalar constants) an
 from there; its ``@numba.njit(cache=True)`` then keeps the machine code beside it, per argument
 types. The directory is ``$SYMSCAN_CACHE_DIR``, else ``$XDG_CACHE_HOME/symscan``, else
 ``~/.cache/symscan``; where it cannot be written the kernel is compiled in memory only.
+
+The package's own jitted helpers (``small.py``, ``reductions.py``) are loaded the same way
+(``helper_module``): numba would otherwise keep their machine code in the package's
+``__pycache__``, which a read-only install cannot write (each process then compiles them again).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 import sys
 import tempfile
 import threading
+import types
 from pathlib import Path
 
 import numpy as np
@@ -66,25 +71,37 @@ def module_name(source: str) -> str:
 
 def load_kernel(source: str, function: str = "kernel"):
     """The jitted function ``function`` defined in ``source`` (compiled on its first call)."""
+    return vars(load_module(source))[function]
+
+
+def load_module(source: str) -> types.ModuleType:
+    """The module of ``source``, imported once per process from its file in the cache."""
     name = module_name(source)
     with _LOCK:
         if name not in _LOADED:
-            _LOADED[name] = _import(name, source)
-    return _LOADED[name][function]
+            _LOADED[name] = vars(_import(name, source))
+        return sys.modules[name]
 
 
-def _import(name: str, source: str) -> dict:
+def helper_module(name: str) -> types.ModuleType:
+    """This package's module ``name`` (``"small"``, ``"reductions"``) as a kernel's module is
+    loaded, so that its jitted helpers keep their machine code in the cache directory."""
+    return load_module((Path(__file__).resolve().parent / f"{name}.py").read_text())
+
+
+def _import(name: str, source: str) -> types.ModuleType:
     try:
         path = _write(name, source)
     except OSError:  # no writable cache: compiled in memory, for this process only
-        namespace: dict = {}
-        exec(compile(source.replace("cache=True", "cache=False"), f"<{name}>", "exec"), namespace)
-        return namespace
+        module = types.ModuleType(name)
+        sys.modules[name] = module
+        exec(compile(source.replace("cache=True", "cache=False"), f"<{name}>", "exec"), vars(module))
+        return module
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # numba's cache finds the module by name
     spec.loader.exec_module(module)
-    return vars(module)
+    return module
 
 
 def _write(name: str, source: str) -> Path:

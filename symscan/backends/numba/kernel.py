@@ -19,6 +19,7 @@ from symscan.backends.fast.codegen import Codegen
 from symscan.backends.fast.loops import Chunks, _shape_needs_check
 from symscan.backends.numba import fused
 from symscan.backends.numba.ops import NUMBA_EMITTERS, NotCompilable, as_dtype, refuse
+from symscan.config import config
 from symscan.graph.basic import describe
 from symscan.graph.type import TensorType
 from symscan.tensor.elemwise import Elemwise
@@ -342,8 +343,12 @@ class LoopKernel:
     def source(self, name: str = "kernel") -> str:
         """The module: imports, scalar constants, the jitted kernel."""
         flags = f"cache=True, error_model='numpy', nogil=True, boundscheck={self.gen.bounds_checked}"
-        returned = ", ".join(local for local, _ in self.returned)
         head = ["import numpy as np", "import numba", ""] + self.gen.module_lines + [""]
+        if config.numba_kernel_opt != 3:  # numba's own pipeline at 3 (pipeline.py)
+            head[2:2] = ["from symscan.backends.numba.pipeline import kernel_compiler",
+                         f"_KernelCompiler = kernel_compiler({config.numba_kernel_opt})"]
+            flags += ", pipeline_class=_KernelCompiler"
+        returned = ", ".join(local for local, _ in self.returned)
         body = [f"@numba.njit({flags})", f"def {name}({', '.join(self.gen.params)}):",
                 f"    steps = {self.n}"] + [f"    {line}" for line in self.gen.preamble]
         return "\n".join(head + body + self.body_lines + [f"    return ({returned},)", ""])

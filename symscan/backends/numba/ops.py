@@ -238,9 +238,7 @@ def emit_dot(gen, node, ins: list[str], outs: list[str]) -> None:
 
 def small_module(gen) -> str:
     """The module-level name of ``small.py`` in a kernel's module."""
-    line = "from symscan.backends.numba import small as _small"
-    if line not in gen.module_lines:
-        gen.module_lines.append(line)
+    _import_helpers(gen, "small")
     return "_small"
 
 
@@ -503,9 +501,14 @@ def _sum_leading_axes(gen, x: str, var, lead: int, result) -> str:
 
 
 def _import_reductions(gen) -> None:
-    line = "from symscan.backends.numba import reductions as _reductions"
-    if line not in gen.module_lines:
-        gen.module_lines.append(line)
+    _import_helpers(gen, "reductions")
+
+
+def _import_helpers(gen, name: str) -> None:
+    """``_<name>``: the helper module ``name`` in a kernel's module, loaded through the kernel
+    cache (``cache.helper_module``: its machine code kept there, not in the package)."""
+    lines = ["from symscan.backends.numba.cache import helper_module", f"_{name} = helper_module({name!r})"]
+    gen.module_lines += [line for line in lines if line not in gen.module_lines]
 
 
 @numba_emits(Outer)
