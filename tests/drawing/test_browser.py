@@ -104,7 +104,8 @@ def _screenshot(browser, name: str) -> None:
 
 
 def _loop_with_ports(page, *labels) -> str:
-    """The loop whose body has input ports with all these labels (the forward loop: x[t], h[t-1])."""
+    """The loop whose body has input ports with all these labels (the forward loop: the pushed-out
+    product dot(X,W_in)[t] and h[t-1])."""
     for loop_id in page["loops"]:
         ports = {item["label"] for item in page["items"].values() if item["loop"] == loop_id}
         if all(any(label in port for port in ports) for label in labels):
@@ -148,13 +149,13 @@ def test_every_item_of_the_first_state_is_drawn_inside_the_page(browser, page):
 
 
 def test_clicking_a_loop_opens_it_and_clicking_again_closes_it(browser, page):
-    forward = _loop_with_ports(page, "x[t]", "h[t-1]")
+    forward = _loop_with_ports(page, "dot(X,W_in)[t]", "h[t-1]")
     _click_loop(browser, forward)
     _wait(browser, "return JSON.parse(document.getElementById('ss-graph').dataset.open).includes(arguments[0])",
           forward)
     body = _boxes(browser, f'.item[data-loop="{forward}"]')
     labels = " ".join(box["text"] for box in body.values())
-    assert "x[t]" in labels and "h[t-1]" in labels, labels
+    assert "dot(X,W_in)[t]" in labels and "h[t-1]" in labels, labels
     assert all(box["w"] > 1 and box["h"] > 1 for box in body.values())
     assert not browser.find_elements("css selector", f'.ss-stage .item[data-loop-id="{forward}"]')
 
