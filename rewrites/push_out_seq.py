@@ -112,6 +112,10 @@ KERNEL_DECLINED = ("mode numba: products of per-step matrices and elementwise wo
                    "through memory)")
 
 
+STEP_LOCAL_OPS = (Elemwise, Composite, Subtensor, DimShuffle)
+"""Per-element work and views: fused into a compiled step at no cost beyond reading its rows."""
+
+
 def _kept_in_a_compiled_loop(fgraph, args: ScanArgs, moves: list) -> set:
     """In mode numba a loop that stays a loop is compiled: a product whose per-step operands
     are matrices is already a full GEMM there, and computing it over all steps first only adds
@@ -130,9 +134,6 @@ def _kept_in_a_compiled_loop(fgraph, args: ScanArgs, moves: list) -> set:
             kept.add(v)
     return kept
 
-
-# per-element work and views: fused into a compiled step at no cost beyond reading its rows
-STEP_LOCAL_OPS = (Elemwise, Composite, Subtensor, DimShuffle)
 
 
 def _tiling_inside_the_loop(args: ScanArgs, moves: list, time_dependent: set) -> set:

@@ -70,6 +70,17 @@ def test_a_script_that_ends_while_the_tier_compiles_exits_at_once_with_status_0(
         os.kill(int(compile_pid), 0)
 
 
+def _wait_for_handover(f, values: list, first) -> None:
+    """Call ``f`` (each call giving ``first``) until its numba version takes over (at most 2 min),
+    then once more."""
+    deadline = time.monotonic() + 120
+    while f._evaluate.compiled is None and time.monotonic() < deadline:
+        np.testing.assert_array_equal(f(*values), first)
+        time.sleep(0.05)
+    assert f.backend_report()[-1] == "tier: numba"
+    np.testing.assert_array_equal(f(*values), first)
+
+
 def test_a_function_that_keeps_running_hands_over_without_wait(rng, tmp_path, monkeypatch):
     """The compile process ends, a later call starts loading its kernels, and the numba version
     answers from then on with the same results."""
@@ -81,12 +92,7 @@ def test_a_function_that_keeps_running_hands_over_without_wait(rng, tmp_path, mo
     f = ss.function([X, h0], hs)
     values = [rng.normal(size=(6, 3)), np.zeros(3)]
     first = f(*values)
-    deadline = time.monotonic() + 120
-    while f._evaluate.compiled is None and time.monotonic() < deadline:
-        np.testing.assert_array_equal(f(*values), first)
-        time.sleep(0.05)
-    assert f.backend_report()[-1] == "tier: numba"
-    np.testing.assert_array_equal(f(*values), first)
+    _wait_for_handover(f, values, first)
     assert any(p.name.startswith("symscan_kernel_") for p in (tmp_path / "numba").iterdir())
 
 
@@ -104,12 +110,7 @@ def test_the_compile_process_caches_kernels_at_this_processs_level(rng, tmp_path
     f = ss.function([X, h0], hs)
     values = [rng.normal(size=(6, 3)), np.zeros(3)]
     first = f(*values)
-    deadline = time.monotonic() + 120
-    while f._evaluate.compiled is None and time.monotonic() < deadline:
-        f(*values)
-        time.sleep(0.05)
-    assert f.backend_report()[-1] == "tier: numba"
-    np.testing.assert_array_equal(f(*values), first)
+    _wait_for_handover(f, values, first)
     sources = [p.read_text() for p in (tmp_path / "numba").glob("symscan_kernel_*.py")]
     kernels = [source for source in sources if "def kernel(" in source]
     assert kernels and not any("pipeline_class" in source for source in kernels)  # level 3: numba's own

@@ -48,10 +48,10 @@ def values_to_record(outputs: list, forward_of: dict, per_step: set) -> list[Var
     for node in reversed(nodes):
         if values_read.intersection(node.outputs):
             values_read.update(_value_inputs(node))
-    ends = []
+    ends, body_outputs = [], set(outputs)
     for node in nodes:
         if isinstance(node.op, COSTLY_OPS) and len(node.outputs) == 1 and node.outputs[0] in forward_of:
-            end = _chain_end(node.outputs[0], readers, forward_of, set(outputs))
+            end = _chain_end(node.outputs[0], readers, forward_of, body_outputs)
             if end in values_read and per_step & set(ancestors([end])) and _same_shape_every_step(end, per_step):
                 ends.append(end)
     return list(dict.fromkeys(ends))
