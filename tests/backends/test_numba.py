@@ -148,6 +148,48 @@ def test_an_index_out_of_range_in_a_loop_raises_as_in_mode_fast():
         f(np.ones((4, 3)), np.int32(3))
 
 
+def _kernel_sources(monkeypatch) -> list[str]:
+    """The kernel sources the evaluator hands to numba from now on (recorded as it loads them)."""
+    from symscan.backends.numba import evaluator
+
+    sources, load = [], evaluator.load_kernel
+    monkeypatch.setattr(evaluator, "load_kernel", lambda source, *a: sources.append(source) or load(source, *a))
+    return sources
+
+
+@pytest.mark.parametrize("row_length", [3, None])
+def test_only_an_index_that_may_be_out_of_range_makes_the_kernel_check_bounds(monkeypatch, row_length):
+    """numba's bounds checks add a fifth to a cold compile: a constant index into a static
+    length (a shape vector's entries, always) needs none, an unknown length keeps them."""
+    sources = _kernel_sources(monkeypatch)
+    x = T.tensor("float64", shape=(None, row_length), name="x")
+    out, _ = ss.scan(lambda row: row[1] * row.shape[0] + row[-1], sequences=x)
+    f = _agree([x], out, [np.arange(12.0).reshape(4, 3)], rewrites=LOOPS)
+    assert _runs_in_numba(f), f.backend_report()
+    (source,) = sources
+    assert ("boundscheck=True" in source) == (row_length is None), source
+
+
+def test_a_constant_index_beyond_the_rows_length_still_raises():
+    """(with the row's length static, building the graph raises already)"""
+    x = T.matrix("x")
+    out, _ = ss.scan(lambda row: row[-4] * 2.0, sequences=x)
+    f = ss.function([x], out, mode="numba", rewrites=LOOPS)
+    assert _runs_in_numba(f), f.backend_report()
+    with pytest.raises(IndexError):
+        f(np.ones((4, 3)))
+
+
+def test_a_reversing_transpose_in_a_kernel_is_a_view(monkeypatch, rng):
+    """(numba compiles ``np.transpose(x, axes)`` in seconds on first use; ``.T`` costs nothing)"""
+    sources = _kernel_sources(monkeypatch)
+    X, W = T.tensor3("X"), T.matrix("W")
+    out, _ = ss.scan(lambda x, W: T.dot(x.T, W) + x.dimshuffle(1, 0).sum(), sequences=X, non_sequences=W)
+    f = _agree([X, W], out, [rng.normal(size=(5, 4, 3)), rng.normal(size=(4, 2))], rewrites=LOOPS)
+    assert _runs_in_numba(f), f.backend_report()
+    assert ").T" in sources[0] and "np.transpose(" not in sources[0]
+
+
 def _child(cache: str, code: str) -> str:
     env = dict(os.environ, SYMSCAN_CACHE_DIR=cache)
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,

@@ -18,6 +18,7 @@ from symscan.backends.numba.blas import matmul_helper
 from symscan.backends.numba.reductions import KINDS
 from symscan.backends.numba.special import COMPLEX_PARTS, SPECIAL_NAMES, special_expression
 from symscan.backends.numba.ufuncs import numpy_loop
+from symscan.graph.basic import Constant
 from symscan.scan.args import SequenceEntry
 from symscan.scan.checks import AfterChecks, StepCount
 from symscan.tensor.assertion import Assert
@@ -329,18 +330,22 @@ def emit_sort(gen, node, ins: list[str], outs: list[str]) -> None:
 
 @numba_emits(Subtensor)
 def emit_subtensor(gen, node, ins: list[str], outs: list[str]) -> None:
-    gen.line(f"{outs[0]} = {ins[0]}[{basic_index(gen, node.op.spec, ins[1:])}]")
+    gen.line(f"{outs[0]} = {ins[0]}[{basic_index(gen, node, ins[1:])}]")
     if node.outputs[0].ndim == 0:
         gen.line(f"{outs[0]} = {as_dtype(outs[0], node.outputs[0].dtype)}")
 
 
-def basic_index(gen, spec, values: list[str]) -> str:
-    """An index of ints, slices and new axes (out of range: numba's bounds check raises)."""
+def basic_index(gen, node, values: list[str]) -> str:
+    """An index of ints, slices and new axes (out of range: numba's bounds check raises). The
+    kernel is bounds-checked only for an int that may be out of range: checks cost a fifth of
+    an LSTM gradient's cold compile, and most ints are constants into static lengths (a shape
+    vector's entries)."""
     parts, values = [], iter(values)
-    for entry in spec:
+    for entry, axis_length, index in _int_entries(node):
         if entry == INT:
             parts.append(f"int({next(values)})")
-            gen.bounds_checked = True
+            if not _in_range(index, axis_length):
+                gen.bounds_checked = True
         elif entry == NONE:
             parts.append("None")
         elif entry[0] == "slice":
@@ -351,12 +356,37 @@ def basic_index(gen, spec, values: list[str]) -> str:
     return ", ".join(parts) + ("," if len(parts) == 1 else "")
 
 
+def _int_entries(node):
+    """Each entry of the node's index with the static length of the axis it takes (None:
+    unknown or no axis) and its constant value (None: not a constant int)."""
+    base, indices = node.inputs[0], node.inputs[2 if isinstance(node.op, IncSubtensor) else 1:]
+    axis, position = 0, 0
+    for entry in node.op.spec:
+        if entry == NONE:
+            yield entry, None, None
+            continue
+        length = base.type.shape[axis] if axis < base.ndim else None
+        axis += 1
+        if entry == INT:
+            given = indices[position]
+            position += 1
+            yield entry, length, int(given.data) if isinstance(given, Constant) and given.ndim == 0 else None
+        else:
+            position += sum(bool(present) for present in entry[1:])
+            yield entry, length, None
+
+
+def _in_range(index: int | None, length: int | None) -> bool:
+    """Whether a constant index is proven within a static length (numba need not check it)."""
+    return index is not None and length is not None and -length <= index < length
+
+
 @numba_emits(IncSubtensor)
 def emit_inc_subtensor(gen, node, ins: list[str], outs: list[str]) -> None:
     from symscan.backends.numba.fused import emit_assign
 
     x, y, *values = ins
-    index = basic_index(gen, node.op.spec, values)
+    index = basic_index(gen, node, values)
     op = "=" if node.op.set_instead_of_inc else "+="
     if node.tag.get("inplace") == 0 and node.inputs[0].ndim:
         gen.line(f"{outs[0]} = {x}")  # the inplace rewrite found nothing else reading the base
@@ -400,7 +430,9 @@ def emit_dimshuffle(gen, node, ins: list[str], outs: list[str]) -> None:
     kept = [a for a in op.new_order if a != "x"]
     ranks = sorted(kept)
     order = tuple(ranks.index(a) for a in kept)
-    if order != tuple(range(len(order))):
+    if order == tuple(reversed(range(len(order)))) and len(order) > 1:
+        value = f"({value}).T"  # numba compiles np.transpose(x, axes) in seconds, .T in none
+    elif order != tuple(range(len(order))):
         value = f"np.transpose({value}, {order})"
     if "x" in op.new_order:
         value += "[" + ", ".join("None" if a == "x" else ":" for a in op.new_order) + ",]"
