@@ -282,6 +282,10 @@ class Function:
             from symscan.backends.numba import NumbaEvaluator  # numba is an optional dependency
 
             return NumbaEvaluator(self.fgraph, name=_identifier(self.name))
+        if self.mode.backend == "jax":
+            from symscan.backends.jax import JaxEvaluator  # jax is an optional dependency
+
+            return JaxEvaluator(self.fgraph)
         if self.mode.backend == "onnxruntime":
             from symscan.onnx.runtime import OnnxRuntimeEvaluator  # onnx is an optional dependency
 

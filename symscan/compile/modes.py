@@ -35,6 +35,7 @@ MODES = {
     "fast": Mode("fast", None, "fast", "every rewrite, then generated Python (the fast evaluator)"),
     "numba": Mode("numba", None, "numba", "every rewrite, then the fast evaluator's code with loops compiled by numba"),
     "onnxruntime": Mode("onnxruntime", None, "onnxruntime", "export to ONNX, run in onnxruntime"),
+    "jax": Mode("jax", None, "jax", "every rewrite, then one jax.jit function (XLA: CPUs, GPUs, TPUs)"),
 }
 DEFAULT_MODE = "fast"
 

@@ -1,0 +1,376 @@
+"""The op table of mode jax: ``@jax_lowers(OpClass)`` functions ``(node, inputs, trace) ->
+outputs`` for nodes with at least one traced input (``graph.py`` computes the others with
+numpy). Each result is cast to its node's dtype, so numpy's type promotion (the reference)
+decides every dtype, not JAX's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from symscan.backends.jax.graph import Deferred, NotLowerable, Trace, evaluate, is_traced
+from symscan.graph.basic import Apply
+from symscan.graph.fg import FunctionGraph
+from symscan.scan.checks import AfterChecks, CheckRowShape, CheckSequenceLength, CheckStepShape, InitialRows, StepCount
+from symscan.scan.ifelse import IfElse
+from symscan.scan.op import Scan
+from symscan.scan.recurrences import Accumulate, LinearRecurrence
+from symscan.tensor.assertion import Assert
+from symscan.tensor.broadcast import SumToShape
+from symscan.tensor.composite import Composite
+from symscan.tensor.creation import Alloc
+from symscan.tensor.elemwise import Cast, Elemwise
+from symscan.tensor.gradient_markers import GradientMarker
+from symscan.tensor.math import CumOp, Dot, MatMul, Outer, Reduce
+from symscan.tensor.shape import DimShuffle, Flatten, Join, MakeVector, Reshape, Shape, SpecifyShape
+from symscan.tensor.subtensor import ARRAY, INT, IncSubtensor, Subtensor, build_index
+
+JAX_OPS: dict[type, Callable] = {}
+
+
+def jax_lowers(*op_classes: type) -> Callable:
+    def register(fn: Callable) -> Callable:
+        for cls in op_classes:
+            JAX_OPS[cls] = fn
+        return fn
+    return register
+
+
+def lower(node: Apply, inputs: list, trace: Trace) -> list:
+    """The node's outputs for traced ``inputs``, each of its output's dtype."""
+    fn = next((JAX_OPS[cls] for cls in type(node.op).__mro__ if cls in JAX_OPS), None)
+    if fn is None:
+        raise NotLowerable(f"mode jax cannot lower {node.op} ({type(node.op).__name__}) yet; run this function "
+                           "in mode 'fast' or 'numba'")
+    results = fn(node, inputs, trace)
+    return [_as_type(r, out) for r, out in zip(results, node.outputs, strict=True)]
+
+
+def _as_type(value, var):
+    import jax.numpy as jnp
+
+    dtype = getattr(var.type, "dtype", None)
+    if dtype is None or not hasattr(value, "dtype") or value.dtype == np.dtype(dtype):
+        return value
+    return jnp.asarray(value).astype(dtype)
+
+
+def _stand_in(value):
+    """A numpy array of ``value``'s shape and dtype for an op's own checks of shapes (never
+    written or read: its pages are never touched)."""
+    if not is_traced(value):
+        return value
+    return np.empty(value.shape, dtype=value.dtype)
+
+
+def _checked_shape(node, inputs) -> tuple:
+    """The shape of the op's numpy result on stand-ins: numpy's own checks and errors run."""
+    return np.shape(node.op.perform(node, [_stand_in(v) for v in inputs])[0])
+
+
+# ---------------------------------------------------------------------------- elementwise
+def _elemwise_functions() -> dict[str, Callable]:
+    import jax
+    import jax.numpy as jnp
+    import jax.scipy.special as special
+
+    def second(a, b):
+        return jnp.broadcast_to(b, jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b)))
+
+    table = {"second": second, "sigmoid": jax.nn.sigmoid, "softplus": jax.nn.softplus, "erf": special.erf,
+             "erfc": special.erfc, "erfinv": special.erfinv, "gammaln": special.gammaln, "psi": special.digamma,
+             "gamma": special.gamma,
+             "switch": jnp.where, "and_": jnp.bitwise_and, "or_": jnp.bitwise_or, "xor": jnp.bitwise_xor}
+    from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS
+
+    for name, (_, fn) in ELEMWISE_FUNCTIONS.items():
+        if name not in table and hasattr(jnp, getattr(fn, "__name__", "")):
+            table[name] = getattr(jnp, fn.__name__)
+    return table
+
+
+_ELEMWISE: dict[str, Callable] = {}
+
+
+def elemwise_function(name: str) -> Callable:
+    if not _ELEMWISE:
+        _ELEMWISE.update(_elemwise_functions())
+    if name not in _ELEMWISE:
+        raise NotLowerable(f"mode jax has no lowering of the elementwise op {name!r} yet; run this function in "
+                           "mode 'fast' or 'numba'")
+    return _ELEMWISE[name]
+
+
+@jax_lowers(Elemwise)
+def _elemwise(node, inputs, trace):
+    return [elemwise_function(node.op.name)(*inputs)]
+
+
+@jax_lowers(Cast)
+def _cast(node, inputs, trace):
+    return [inputs[0]]  # (lower() casts every result to its node's dtype)
+
+
+@jax_lowers(Composite)
+def _composite(node, inputs, trace):
+    import jax.numpy as jnp
+
+    results = evaluate(node.op.inner, list(inputs), trace)
+    shape = jnp.broadcast_shapes(*(jnp.shape(v) for v in inputs))
+    return [jnp.broadcast_to(r, shape) for r in results]
+
+
+# ---------------------------------------------------------------------------- math
+@jax_lowers(Reduce)
+def _reduce(node, inputs, trace):
+    import jax.numpy as jnp
+
+    from symscan.tensor.math import REDUCE_FUNCTIONS
+
+    fn = getattr(jnp, REDUCE_FUNCTIONS[node.op.kind])
+    return [fn(inputs[0], axis=node.op.axis, keepdims=node.op.keepdims)]
+
+
+@jax_lowers(CumOp)
+def _cumulative(node, inputs, trace):
+    import jax.numpy as jnp
+
+    return [getattr(jnp, node.op.kind)(inputs[0], axis=node.op.axis)]
+
+
+@jax_lowers(Dot)
+def _dot(node, inputs, trace):
+    import jax.numpy as jnp
+
+    return [jnp.dot(*inputs)]
+
+
+@jax_lowers(MatMul)
+def _matmul(node, inputs, trace):
+    import jax.numpy as jnp
+
+    return [jnp.matmul(*inputs)]
+
+
+@jax_lowers(Outer)
+def _outer(node, inputs, trace):
+    import jax.numpy as jnp
+
+    return [jnp.outer(*inputs)]
+
+
+# ---------------------------------------------------------------------------- shapes
+@jax_lowers(Shape)
+def _shape(node, inputs, trace):
+    return [np.array(np.shape(inputs[0]), dtype=np.int64)]  # concrete: shapes are static under jit
+
+
+@jax_lowers(MakeVector)
+def _make_vector(node, inputs, trace):
+    import jax.numpy as jnp
+
+    return [jnp.stack([jnp.asarray(v) for v in inputs]) if inputs else jnp.zeros(0)]
+
+
+def _static_ints(values, what: str, node) -> tuple:
+    if is_traced(values):
+        raise NotLowerable(f"mode jax needs the {what} of {node.op} before the call (XLA's shapes are static), "
+                           "but it depends on an input's values; compute it from shapes or constants")
+    return tuple(int(n) for n in np.atleast_1d(np.asarray(values)))
+
+
+@jax_lowers(Reshape)
+def _reshape(node, inputs, trace):
+    import jax.numpy as jnp
+
+    _static_ints(inputs[1], "target shape", node)
+    return [jnp.reshape(inputs[0], _checked_shape(node, inputs))]
+
+
+@jax_lowers(Flatten)
+def _flatten(node, inputs, trace):
+    import jax.numpy as jnp
+
+    return [jnp.reshape(inputs[0], _checked_shape(node, inputs))]
+
+
+@jax_lowers(DimShuffle)
+def _dimshuffle(node, inputs, trace):
+    import jax.numpy as jnp
+
+    op, x = node.op, inputs[0]
+    kept = [a for a in op.new_order if a != "x"]
+    return [jnp.reshape(jnp.transpose(x, kept + list(op.dropped)), _checked_shape(node, inputs))]
+
+
+@jax_lowers(Join)
+def _join(node, inputs, trace):
+    import jax.numpy as jnp
+
+    shape = _checked_shape(node, inputs)
+    parts = [jnp.asarray(v) for v in inputs if np.size(v)]  # (XLA 0.10 aborts on some joins of empty parts)
+    return [jnp.concatenate(parts, axis=node.op.axis) if parts else jnp.zeros(shape, dtype=node.outputs[0].dtype)]
+
+
+@jax_lowers(SumToShape)
+def _sum_to_shape(node, inputs, trace):
+    import jax.numpy as jnp
+
+    x, like = inputs
+    if node.op.from_shape:
+        _static_ints(like, "target shape", node)
+    shape = _checked_shape(node, inputs)
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)
+    return [jnp.reshape(jnp.sum(x, axis=axes), shape) if axes else jnp.reshape(x, shape)]
+
+
+@jax_lowers(Alloc)
+def _alloc(node, inputs, trace):
+    import jax.numpy as jnp
+
+    for n in inputs[1:]:
+        _static_ints(n, "length", node)
+    return [jnp.broadcast_to(inputs[0], _checked_shape(node, inputs))]
+
+
+# ---------------------------------------------------------------------------- indexing
+def _index(node, values: list) -> tuple:
+    """The index tuple: ints and arrays may be traced, slice bounds must be concrete."""
+    from symscan.tensor.subtensor import ELLIPSIS, NONE
+
+    it, index = iter(values), []
+    for entry in node.op.spec:
+        if entry == NONE:
+            index.append(None)
+        elif entry == ELLIPSIS:
+            index.append(Ellipsis)
+        elif entry[0] == "slice":
+            parts = [_static_ints(next(it), "slice bounds", node)[0] if present else None for present in entry[1:]]
+            index.append(slice(*parts))
+        else:
+            value = next(it)
+            index.append(value if is_traced(value) else (int(value) if entry == INT else np.asarray(value)))
+    return tuple(index)
+
+
+def _check_indices(node, x, values, trace: Trace) -> None:
+    """numpy's index errors: an index known now is checked now; one computed from input values
+    is checked after the call (XLA clamps an out-of-range index where numpy raises)."""
+    import jax.numpy as jnp
+
+    from symscan.tensor.subtensor import ELLIPSIS, NONE
+
+    if all(not is_traced(v) for v in values):
+        _stand_in(x)[build_index(node.op.spec, [np.asarray(v) for v in values])]
+        return
+    it, axis, in_range = iter(values), 0, []
+    for entry in node.op.spec:
+        if entry == NONE:
+            continue
+        if entry == ELLIPSIS:
+            raise NotLowerable(f"mode jax cannot lower {node.op} with an ellipsis and traced indices yet")
+        if entry[0] == "slice":
+            for present in entry[1:]:
+                if present:
+                    next(it)
+        else:
+            value, length = next(it), x.shape[axis]
+            if is_traced(value):
+                in_range.append(jnp.all((value >= -length) & (value < length)))
+            elif entry == ARRAY or entry == INT:
+                _stand_in(x)[(slice(None),) * axis + (np.asarray(value),)]
+        axis += 1
+    if in_range:
+        trace.deferred.append(Deferred(f"{node.op}: an index is out of bounds", IndexError, in_range))
+
+
+@jax_lowers(Subtensor)
+def _subtensor(node, inputs, trace):
+    import jax.numpy as jnp
+
+    x, *values = inputs
+    _check_indices(node, x, values, trace)
+    return [jnp.asarray(x)[_index(node, values)]]
+
+
+@jax_lowers(IncSubtensor)
+def _inc_subtensor(node, inputs, trace):
+    import jax.numpy as jnp
+
+    x, y, *values = inputs
+    _check_indices(node, x, values, trace)
+    at = jnp.asarray(x).at[_index(node, values)]
+    return [at.set(y) if node.op.set_instead_of_inc else at.add(jnp.asarray(y).astype(x.dtype))]
+
+
+# ---------------------------------------------------------------------------- checks
+@jax_lowers(GradientMarker, AfterChecks)
+def _first_input(node, inputs, trace):
+    return [inputs[0]]
+
+
+@jax_lowers(CheckSequenceLength, CheckStepShape, CheckRowShape, SpecifyShape, StepCount, InitialRows)
+def _checked_on_shapes(node, inputs, trace):
+    """These read only shapes and concrete values: the op's own check runs on stand-ins."""
+    stand_ins = [_stand_in(v) for v in inputs]
+    results = node.op.perform(node, stand_ins)
+    if isinstance(node.op, StepCount):
+        return results
+    if isinstance(node.op, InitialRows):
+        import jax.numpy as jnp
+
+        rows = jnp.asarray(inputs[0])[None] if node.op.sit_sot else jnp.asarray(inputs[0])
+        return [rows[:results[0].shape[0]]]
+    return [inputs[0] if r is stand_ins[0] else r for r in results]
+
+
+@jax_lowers(Assert)
+def _assert(node, inputs, trace):
+    x, *conditions = inputs
+    known = [c for c in conditions if not is_traced(c)]
+    if known:
+        node.op.perform(node, [_stand_in(x)] + known)
+    traced = [c for c in conditions if is_traced(c)]
+    if traced:
+        trace.deferred.append(Deferred(node.op.message, node.op.error, traced))
+    return [x]
+
+
+# ---------------------------------------------------------------------------- loops and branches
+@jax_lowers(Scan)
+def _scan(node, inputs, trace):
+    from symscan.backends.jax.loops import run_scan
+
+    return run_scan(node, inputs, trace)
+
+
+@jax_lowers(IfElse)
+def _ifelse(node, inputs, trace):
+    from jax import lax
+
+    condition, *captured = inputs
+    then_graph, else_graph = node.op.inner_graphs()
+    if not is_traced(condition):  # known now: only the chosen branch is traced, as it runs lazily elsewhere
+        return evaluate(then_graph if bool(np.asarray(condition)) else else_graph, captured, trace)
+    branches = [lambda values, g=g: [_as_type(r, o) for r, o in zip(evaluate(g, list(values), trace), node.outputs)]
+                for g in (then_graph, else_graph)]
+    return lax.cond(condition.astype(bool).reshape(()), branches[0], branches[1], captured)
+
+
+@jax_lowers(Accumulate, LinearRecurrence)
+def _recurrence(node, inputs, trace):
+    """The scan the op stands for (``op.expand``), lowered as any scan."""
+    return evaluate(_expansion(node), list(inputs), trace)
+
+
+_EXPANSIONS: dict = {}
+
+
+def _expansion(node) -> FunctionGraph:
+    key = (node.op, tuple(v.type for v in node.inputs))
+    if key not in _EXPANSIONS:
+        inputs = [v.type.make_variable(name=v.name) for v in node.inputs]
+        _EXPANSIONS[key] = FunctionGraph(inputs, [node.op.expand(*inputs)], clone=False)
+    return _EXPANSIONS[key]

@@ -1,0 +1,195 @@
+"""Mode "jax": the optimised graph as one ``jax.jit`` function, checked against mode "py" (the
+oracle) and against numpy loops; loops as ``lax.scan``; symscan's own gradients lowered like
+any graph; errors where mode py raises (index checks deferred to after the call); a clear
+error naming what is not lowered yet."""
+
+import numpy as np
+import pytest
+
+import symscan as ss
+import symscan.tensor as T
+
+pytest.importorskip("jax")
+
+from symscan.backends.jax import JaxEvaluator  # noqa: E402
+from symscan.backends.jax.graph import NotLowerable  # noqa: E402
+
+
+def _agree(inputs, outputs, values, rtol=1e-12, **kwargs):
+    """Mode jax gives mode py's results: the same dtypes and shapes, values to ``rtol``."""
+    f = ss.function(inputs, outputs, mode="jax", **kwargs)
+    py = ss.function(inputs, outputs, mode="py", **kwargs)
+    got, want = f(*values), py(*values)
+    for g, w in zip(*(r if isinstance(r, list) else [r] for r in (got, want))):
+        assert isinstance(g, np.ndarray) and g.dtype == np.asarray(w).dtype and g.shape == np.shape(w)
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol)
+    assert isinstance(f._evaluate, JaxEvaluator)
+    return f
+
+
+def _scan_nodes(f) -> list:
+    from symscan.scan.op import Scan
+
+    return [n for n in f.fgraph.toposort() if isinstance(n.op, Scan)]
+
+
+# ---------------------------------------------------------------------------- tensor ops
+def test_elementwise_dtypes_follow_numpys_promotion(rng):
+    i, x, v = T.ivector("i"), T.fvector("x"), T.vector("v")
+    outs = [i + x, i * 2, x / 3, T.sigmoid(v) * T.softplus(-v), T.erf(v), T.switch(v > 0, v, i), (i // 2) % 3,
+            T.exp(x) - T.log1p(abs(x)), T.maximum(v, i)]
+    _agree([i, x, v], outs, [np.arange(-3, 3, dtype="int32"), rng.normal(size=6).astype("float32"), rng.normal(size=6)],
+           rtol=1e-6)
+
+
+def test_reductions_products_and_shapes(rng):
+    A, B, v = T.matrix("A"), T.matrix("B"), T.vector("v")
+    outs = [T.dot(A, B), T.dot(v, A), T.outer(v, v), A.sum(axis=0), A.max(axis=1, keepdims=True), A.mean(),
+            T.cumsum(A, axis=1), A.T.reshape((-1,)), T.concatenate([A, B.T], axis=0), A.dimshuffle(1, "x", 0)]
+    _agree([A, B, v], outs, [rng.normal(size=(3, 4)), rng.normal(size=(4, 3)), rng.normal(size=3)])
+
+
+def test_indexing_and_increments(rng):
+    A, idx, k = T.matrix("A"), T.lvector("idx"), T.lscalar("k")
+    outs = [A[1], A[:, 1:3], A[idx], A[idx, idx], T.inc_subtensor(A[idx], 1.0), T.set_subtensor(A[:, 0], 5.0),
+            A[k], A[-1, ::2]]
+    _agree([A, idx, k], outs, [rng.normal(size=(4, 4)), np.array([0, 2, 2, -1]), 2])
+
+
+def test_an_index_out_of_range_raises_as_in_mode_py():
+    """XLA clamps an out-of-range index: mode jax checks it after the call and raises numpy's error."""
+    A, idx = T.matrix("A"), T.lvector("idx")
+    f = ss.function([A, idx], A[idx] * 2.0, mode="jax")
+    np.testing.assert_array_equal(f(np.ones((3, 2)), np.array([2, -3])), np.full((2, 2), 2.0))
+    for bad in ([3], [-4]):
+        with pytest.raises(IndexError):
+            ss.function([A, idx], A[idx] * 2.0, mode="py")(np.ones((3, 2)), np.array(bad))
+        with pytest.raises(IndexError):
+            f(np.ones((3, 2)), np.array(bad))
+
+
+def test_a_shape_error_is_numpys_error():
+    x = T.matrix("x")
+    for mode in ("py", "jax"):
+        with pytest.raises(ValueError):
+            ss.function([x], x.reshape((5, -1)), mode=mode)(np.ones((3, 4)))
+
+
+# ---------------------------------------------------------------------------- loops
+def test_elman_rnn_is_one_lax_scan_and_matches_a_numpy_loop(rng):
+    X, W, b, h0 = T.tensor3("X"), T.matrix("W"), T.vector("b"), T.matrix("h0")
+    hs, _ = ss.scan(lambda x, h, W, b: T.tanh(x + T.dot(h, W) + b), sequences=X, outputs_info=h0,
+                    non_sequences=[W, b])
+    values = [rng.normal(size=(20, 4, 6)), rng.normal(size=(6, 6)) / 3, rng.normal(size=6), np.zeros((4, 6))]
+    f = _agree([X, W, b, h0], hs, values)
+    h, expected = values[3], []
+    for x in values[0]:
+        h = np.tanh(x + h @ values[1] + values[2])
+        expected.append(h)
+    np.testing.assert_allclose(f(*values), expected, rtol=1e-12)
+    import jax
+
+    jaxpr = str(jax.make_jaxpr(f._evaluate._traced)(*values))
+    assert jaxpr.count("scan[") == 1 and "while[" not in jaxpr
+
+
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_taps_on_sequences_and_outputs(rng, go_backwards):
+    x, y0 = T.vector("x"), T.vector("y0")
+    out, _ = ss.scan(lambda a, b, y2, y1: 0.5 * y1 - 0.25 * y2 + a * b,
+                     sequences=dict(input=x, taps=[-1, 1]), outputs_info=dict(initial=y0, taps=[-2, -1]),
+                     go_backwards=go_backwards)
+    _agree([x, y0], [out, out[-1]], [rng.normal(size=12), rng.normal(size=2)])
+
+
+def test_n_steps_as_an_integer_input_is_static_and_zero_steps_give_empty_outputs(rng):
+    s0, k, W = T.vector("s0"), T.iscalar("k"), T.matrix("W")
+    states, _ = ss.scan(lambda s, W: T.tanh(T.dot(W, s)), outputs_info=s0, non_sequences=W, n_steps=k)
+    rows, _ = ss.scan(lambda s: s * 2.0, sequences=states)
+    f = _agree([s0, k, W], [states, rows], [rng.normal(size=3), 5, rng.normal(size=(3, 3))])
+    empty = f(rng.normal(size=3), 0, np.eye(3))
+    assert [np.shape(r) for r in empty] == [(0, 3), (0, 3)]
+
+
+def test_a_ring_buffer_and_a_nested_loop(rng):
+    """The last total only: save_mem keeps a ring of one row, carried by lax.scan as it is."""
+    x, M = T.vector("x"), T.matrix("M")
+
+    def outer(row, acc):
+        inner, _ = ss.scan(lambda v, a: a * 0.5 + v, sequences=row, outputs_info=T.zeros_like(acc))
+        return acc + inner[-1]
+
+    totals, _ = ss.scan(outer, sequences=M, outputs_info=x)
+    f = _agree([x, M], totals[-1], [np.zeros(1), rng.normal(size=(5, 4))], rewrites=["-scan_to_linear_recurrence"])
+    assert any("rings" in str(n.op) for n in _scan_nodes(f)), [str(n.op) for n in _scan_nodes(f)]
+
+
+def test_shared_variables_are_updated_as_in_mode_py(rng):
+    values = rng.normal(size=(4, 3))
+    totals = []
+    for mode in ("py", "jax"):
+        total, x = ss.shared(np.zeros(3), name="total"), T.matrix("x")
+        f = ss.function([x], (x ** 2).sum(), updates=[(total, total + x.sum(axis=0))], mode=mode)
+        f(values), f(values)
+        totals.append(total.get_value())
+    np.testing.assert_allclose(totals[1], totals[0], rtol=1e-12)
+    np.testing.assert_allclose(totals[1], 2 * values.sum(axis=0), rtol=1e-12)
+
+
+def test_recurrences_the_rewrites_vectorise_are_lowered_as_their_loops(rng):
+    x, y0 = T.vector("x"), T.scalar("y0")
+    sums, _ = ss.scan(lambda v, s: s + v, sequences=x, outputs_info=y0)
+    decay, _ = ss.scan(lambda v, s: 0.9 * s + v, sequences=x, outputs_info=y0)
+    f = _agree([x, y0], [sums, decay], [rng.normal(size=50), np.float64(0.5)])
+    names = {type(n.op).__name__ for n in f.fgraph.toposort()}
+    assert {"Accumulate", "LinearRecurrence"} & names, names
+
+
+# ---------------------------------------------------------------------------- gradients and branches
+def test_rnn_gradients_are_symscans_and_match_mode_py(rng):
+    X, W, U, h0 = T.tensor3("X"), T.matrix("W"), T.matrix("U"), T.matrix("h0")
+    hs, _ = ss.scan(lambda x, h, W, U: T.tanh(T.dot(x, W) + T.dot(h, U)), sequences=X, outputs_info=h0,
+                    non_sequences=[W, U])
+    cost = (hs ** 2).sum()
+    grads = ss.grad(cost, [W, U, h0])
+    values = [rng.normal(size=(15, 2, 3)), rng.normal(size=(3, 4)) / 2, rng.normal(size=(4, 4)) / 2,
+              rng.normal(size=(2, 4))]
+    _agree([X, W, U, h0], grads, values, rtol=1e-10)
+    truncated = ss.grad((ss.scan(lambda x, h, W, U: T.tanh(T.dot(x, W) + T.dot(h, U)), sequences=X,
+                                 outputs_info=h0, non_sequences=[W, U], truncate_gradient=3)[0] ** 2).sum(), U)
+    _agree([X, W, U, h0], truncated, values, rtol=1e-10)
+
+
+@pytest.mark.parametrize("condition", [0.5, -0.5])
+def test_ifelse_on_an_input_value_is_a_lax_cond(rng, condition):
+    c, x = T.scalar("c"), T.vector("x")
+    out = ss.ifelse(c > 0, T.exp(x), x * 2.0)
+    f = _agree([c, x], out, [np.float64(condition), rng.normal(size=4)])
+    import jax
+
+    assert "cond[" in str(jax.make_jaxpr(f._evaluate._traced)(np.float64(condition), np.ones(4)))
+
+
+# ---------------------------------------------------------------------------- what is not lowered yet
+def test_random_draws_are_refused_when_the_function_is_built():
+    srng = ss.RandomStream(1)
+    x = T.vector("x")
+    with pytest.raises(NotLowerable, match="random"):
+        ss.function([x], x + srng.normal(size=(3,)), mode="jax")
+
+
+def test_a_loop_with_until_names_itself():
+    x0 = T.scalar("x0")
+    out, _ = ss.scan(lambda x: (x * 2.0, ss.until(x > 10.0)), outputs_info=x0, n_steps=20)
+    f = ss.function([x0], out, mode="jax")
+    with pytest.raises(NotLowerable, match="until"):
+        f(np.float64(1.0))
+
+
+def test_without_jax_the_mode_says_how_to_install_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "jax", None)  # (an import of jax now fails)
+    x = T.vector("x")
+    with pytest.raises(ImportError, match=r"pip install 'symscan\[jax\]'"):
+        ss.function([x], x * 2.0, mode="jax")
