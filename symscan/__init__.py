@@ -37,11 +37,12 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    """``ss.onnx`` imports the exporter on first use: onnx is optional and slow to import."""
-    if name == "onnx":
+    """``ss.onnx`` imports the exporter on first use (onnx is optional and slow to import), and
+    ``ss.jax`` (``to_jax``) likewise."""
+    if name in ("onnx", "jax"):  # (symscan.jax imports jax only when it is used)
         import importlib
 
-        return importlib.import_module("symscan.onnx")
+        return importlib.import_module(f"symscan.{name}")
     raise AttributeError(f"module 'symscan' has no attribute {name!r}")
 
 

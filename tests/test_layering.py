@@ -24,6 +24,9 @@ ALLOWED = {
                         "symscan.onnx", "rewrites"},
     # ONNX in, compiled or optimised, ONNX out: above compile (symscan.onnx loads them on first use)
     "symscan.onnx.pipeline": {"symscan.graph", "symscan.tensor", "symscan.scan", "symscan.onnx", "symscan.compile"},
+    # a compiled function as a pure JAX function: above compile, as the ONNX pipeline
+    "symscan.jax": {"symscan.graph", "symscan.tensor", "symscan.scan", "symscan.gradient", "symscan.backends",
+                    "symscan.compile"},
     "symscan.onnx.backend": {"symscan.graph", "symscan.tensor", "symscan.scan", "symscan.onnx", "symscan.onnx.pipeline",
                              "symscan.compile"},
 }

@@ -193,3 +193,58 @@ def test_without_jax_the_mode_says_how_to_install_it(monkeypatch):
     x = T.vector("x")
     with pytest.raises(ImportError, match=r"pip install 'symscan\[jax\]'"):
         ss.function([x], x * 2.0, mode="jax")
+
+
+# ---------------------------------------------------------------------------- ss.jax.to_jax
+def _elman(truncate_gradient=-1):
+    X, W, U, h0 = T.tensor3("X"), T.matrix("W"), T.matrix("U"), T.matrix("h0")
+    hs, _ = ss.scan(lambda x, h, W, U: T.tanh(T.dot(x, W) + T.dot(h, U)), sequences=X, outputs_info=h0,
+                    non_sequences=[W, U], truncate_gradient=truncate_gradient)
+    return [X, W, U, h0], hs
+
+
+def test_to_jax_runs_under_jit_and_vmaps_over_eight_sequences_as_eight_calls(rng):
+    import jax
+
+    inputs, hs = _elman()
+    f = ss.function(inputs, hs, mode="jax")
+    pure = ss.jax.to_jax(f)
+    W, U, h0 = rng.normal(size=(3, 4)) / 2, rng.normal(size=(4, 4)) / 2, rng.normal(size=(2, 4))
+    sequences = rng.normal(size=(8, 10, 2, 3))
+    (jitted,) = jax.jit(pure)(sequences[0], W, U, h0)
+    np.testing.assert_allclose(np.asarray(jitted), f(sequences[0], W, U, h0), rtol=1e-13)
+    batched = jax.vmap(lambda x: pure(x, W, U, h0)[0])(sequences)
+    np.testing.assert_allclose(np.asarray(batched), [f(x, W, U, h0) for x in sequences], rtol=1e-13)
+
+
+def test_to_jax_differentiates_with_symscans_pullback(rng):
+    """With truncate_gradient the pullback differs from the true derivative JAX's own autodiff
+    of lax.scan would give: jax.grad gives symscan's."""
+    import jax
+    import jax.numpy as jnp
+
+    inputs, hs = _elman(truncate_gradient=3)
+    pure = ss.jax.to_jax(ss.function(inputs, hs, mode="jax"))
+    values = [rng.normal(size=(12, 2, 3)), rng.normal(size=(3, 4)) / 2, rng.normal(size=(4, 4)) / 2,
+              rng.normal(size=(2, 4))]
+    got = jax.jit(jax.grad(lambda *a: jnp.sum(pure(*a)[0] ** 2), argnums=(1, 2)))(*values)
+    want = ss.function(inputs, ss.grad((hs ** 2).sum(), inputs[1:3]), mode="py")(*values)
+    full_inputs, full_hs = _elman()
+    full = ss.function(full_inputs, ss.grad((full_hs ** 2).sum(), full_inputs[1:3]), mode="py")(*values)
+    for g, w, u in zip(got, want, full):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-11)
+        assert not np.allclose(w, u)
+
+
+def test_to_jax_takes_shared_values_as_arguments_and_returns_the_updates(rng):
+    total, x = ss.shared(np.zeros(3), name="total"), T.matrix("x")
+    f = ss.function([x], (x ** 2).sum(), updates=[(total, total + x.sum(axis=0))], mode="jax")
+    pure = ss.jax.to_jax(f)
+    assert pure.shared == [total]
+    values = rng.normal(size=(4, 3))
+    cost, new_total = pure(values, np.ones(3))
+    np.testing.assert_allclose(np.asarray(new_total), 1 + values.sum(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(float(cost), (values ** 2).sum(), rtol=1e-13)
+    assert np.all(total.get_value() == 0)  # the pure function leaves the shared variable alone
+    with pytest.raises(TypeError, match="the inputs, then the shared values"):
+        pure(values)
