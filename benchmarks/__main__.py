@@ -1,8 +1,9 @@
 """``python -m benchmarks``: W1-W9, K1 and H1 in every available system, side by side in one run.
 
 Systems: symscan "fast", "numba" (loops compiled by numba), "default" (the default mode once
-its numba version has taken over, see symscan/backends/tiered.py), "py" and "onnxruntime" (the
-optimised graph exported to ONNX), the hand-written numpy loop, and (with the ``bench`` extra)
+its numba version has taken over, see symscan/backends/tiered.py), "py", "onnxruntime" (the
+optimised graph exported to ONNX) and "jax-mode" (mode jax: the optimised graph as one
+``jax.jit`` function), the hand-written numpy loop, and (with the ``bench`` extra)
 PyTensor's default mode (Numba) and C backend (``mode="CVM"``) and JAX (jit). Fresh-process
 build and compile times (numba's kernel cache cold and warm) come last (compile_times.py).
 Every system's result is checked against the numpy loop before it is timed; run times are
@@ -31,9 +32,10 @@ import numpy as np
 
 import symscan as ss
 from benchmarks import compile_times, grad_workloads, peers, sections, under_load, workloads
+from symscan.backends.jax.graph import NotLowerable
 from symscan.onnx import ExportError
 
-SYSTEMS = ("fast", "numba", "default", "py", "onnxruntime", "numpy", "pytensor", "pytensor-c", "jax")
+SYSTEMS = ("fast", "numba", "default", "py", "onnxruntime", "jax-mode", "numpy", "pytensor", "pytensor-c", "jax")
 HERE = Path(__file__).resolve().parent
 PEERS = ("pytensor", "pytensor-c", "jax")
 
@@ -47,6 +49,8 @@ def make_system(system: str, work: workloads.Workload) -> Callable:
         return ss.function(work.inputs, work.outputs, mode=system)
     if system == "default":  # mode fast, handing over to numba in the background (symscan.backends.tiered)
         return ss.function(work.inputs, work.outputs)
+    if system == "jax-mode":  # symscan's optimised graph as one jax.jit function
+        return ss.function(work.inputs, work.outputs, mode="jax")
     if system == "numpy":
         return work.numpy_loop
     if system == "pytensor":
@@ -85,8 +89,8 @@ def run_workload(work: workloads.Workload, systems: list[str], repeats: int, bud
             result = fn(*work.values)
         except ImportError:
             continue
-        except (ss.NullTypeGradError, ExportError) as error:  # a gradient symscan cannot take, an op ONNX
-            print(f"{work.name} {system}: skipped: {error}", file=sys.stderr)  # lacks: the column stays empty
+        except (ss.NullTypeGradError, ExportError, NotLowerable) as error:  # a gradient symscan cannot take, an
+            print(f"{work.name} {system}: skipped: {error}", file=sys.stderr)  # op ONNX or JAX lacks: no column
             continue
         first = time.perf_counter() - start
         try:
@@ -175,7 +179,7 @@ a run, not across runs.
 """
 
 
-RATIOS = (("fast", "numpy"), ("numba", "jax"), ("numba", "pytensor"))
+RATIOS = (("fast", "numpy"), ("numba", "jax"), ("numba", "pytensor"), ("jax-mode", "jax"))
 """The ratio columns of the table: (system, over system)."""
 
 
@@ -201,7 +205,8 @@ def markdown(rows: list[dict], memory: dict, quick: bool) -> str:
         cells += [ratio(by, name, a, b) for a, b in RATIOS]
         fast = by.get((name, "fast"))
         build = f"{fast['build_s'] * 1e3:.1f}" if fast else "-"
-        lines.append(f"| {name} {by[(name, systems[0])]['description']} | " + " | ".join(cells) + f" | {build} |")
+        description = next(r["description"] for r in rows if r["workload"] == name)  # (any system's)
+        lines.append(f"| {name} {description} | " + " | ".join(cells) + f" | {build} |")
     lines += ["", "Time to first result in s (building the function, compiling, first call):", "",
               "| workload | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
     for name in names:

@@ -20,7 +20,7 @@ import numpy as np
 import symscan as ss
 from benchmarks import filtering, lstm, workloads
 
-SYSTEMS = ("fast", "numba", "default", "py", "numpy", "pytensor", "jax")
+SYSTEMS = ("fast", "numba", "default", "py", "jax-mode", "numpy", "pytensor", "jax")
 
 
 class Skipped(ImportError):
@@ -73,11 +73,12 @@ def make_system(system: str, work: GradWorkload) -> Callable:
     "default" is ``ss.function`` without a mode: fast, handing over to numba, see symscan.backends.tiered)."""
     if system in work.skip:
         raise Skipped(f"{system} skipped for {work.name} at this size")
-    if system in ("fast", "numba", "default", "py"):
+    if system in ("fast", "numba", "default", "py", "jax-mode"):
         start = time.perf_counter()
         grads = work.outputs
         middle = time.perf_counter()
-        fn = ss.function(work.inputs, grads, mode=None if system == "default" else system)
+        mode = {"default": None, "jax-mode": "jax"}.get(system, system)
+        fn = ss.function(work.inputs, grads, mode=mode)
         work.timings[system] = {"grad_s": middle - start, "function_s": time.perf_counter() - middle}
         return fn
     if system == "numpy":
@@ -238,7 +239,8 @@ each timed once per workload in one process (in mode fast). Time to first result
 and for symscan numba and PyTensor Numba's compilation (much shorter with a warm on-disk cache).
 """
 
-RATIOS = (("fast", "numpy"), ("numba", "numpy"), ("numba", "jax"), ("default", "jax"), ("numba", "pytensor"))
+RATIOS = (("fast", "numpy"), ("numba", "numpy"), ("numba", "jax"), ("default", "jax"), ("numba", "pytensor"),
+          ("jax-mode", "jax"))
 """The ratio columns: (system, over system)."""
 
 

@@ -170,6 +170,70 @@ def test_ifelse_on_an_input_value_is_a_lax_cond(rng, condition):
     assert "cond[" in str(jax.make_jaxpr(f._evaluate._traced)(np.float64(condition), np.ones(4)))
 
 
+# ---------------------------------------------------------------------------- numpy's semantics kept
+def test_operands_are_promoted_as_numpy_promotes_them():
+    """(JAX computes int64 + float32 in float32 and int8 / int8 in float32; numpy in float64)"""
+    i, g, a, b, s = T.lvector("i"), T.fvector("g"), T.bvector("a"), T.bvector("b"), T.bvector("s")
+    values = [np.array([16777217]), np.zeros(1, "float32"), np.array([1, 3], "int8"), np.array([3, 7], "int8"),
+              np.array([100, 100], "int8")]
+    _agree([i, g, a, b, s], [i + g, a / b, T.cumsum(s), s.sum(), T.concatenate([i, g])], values, rtol=0)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero")
+def test_integer_division_by_zero_and_negative_powers_behave_as_in_numpy():
+    x, y = T.lvector("x"), T.lvector("y")
+    _agree([x, y], [x // y, x % y], [np.array([7, -7, 1]), np.array([2, 2, 0])], rtol=0)
+    for mode in ("py", "jax"):
+        with pytest.raises(ValueError, match="negative integer powers"):
+            ss.function([x, y], x ** y, mode=mode)(np.array([2, 3]), np.array([-1, 2]))
+
+
+def test_a_step_count_computed_from_input_values_is_refused_not_guessed():
+    x, n = T.vector("x"), T.scalar("n")
+    out, _ = ss.scan(lambda h: h * 2, outputs_info=x, n_steps=T.cast(n, "int64"))
+    f = ss.function([x, n], out[-1], mode="jax")
+    with pytest.raises(NotLowerable, match="StepCount"):
+        f(np.array([1.0, 2.0]), np.float64(3.0))
+
+
+@pytest.mark.parametrize("condition", [1.0, -1.0])
+def test_the_branch_not_taken_never_raises(condition):
+    """Both branches are traced for lax.cond: their checks, and errors raised while tracing one,
+    count only where that branch is taken (as in mode py, which runs one branch)."""
+    from symscan.tensor.assertion import assert_that
+
+    c, x = T.scalar("c"), T.vector("x")
+    cases = [ss.ifelse(c > 0, x[T.argmax(x)], x[0]),
+             ss.ifelse(c > 0, assert_that(x, x.sum() > 100, message="too small"), x * 2),
+             ss.ifelse(c > 0, x[5], x[0])]
+    values = [np.float64(condition), np.array([1.0, 2.0, 3.0])]
+    for out in cases:
+        try:
+            want = ss.function([c, x], out, mode="py")(*values)
+        except (ValueError, IndexError) as error:
+            with pytest.raises(type(error)):
+                ss.function([c, x], out, mode="jax")(*values)
+        else:
+            np.testing.assert_array_equal(ss.function([c, x], out, mode="jax")(*values), want)
+
+
+def test_linear_algebra_raises_and_reads_as_lapack_does(rng):
+    import symscan.tensor.linalg as L
+
+    A, b, B = T.matrix("A"), T.vector("b"), T.matrix("B")
+    singular = np.array([[1.0, 0.0], [1.0, 0.0]])
+    for out in (L.solve_triangular(A, b, lower=True), L.solve(A, b), L.inv(A)):
+        with pytest.raises(np.linalg.LinAlgError):
+            ss.function([A, b], out, mode="jax", on_unused_input="ignore")(singular, np.ones(2))
+    lopsided = np.array([[4.0, 100.0], [2.0, 5.0]])  # only the lower triangle is read
+    _agree([A], [L.cholesky(A), L.eigvalsh(A), L.pinv(A)], [lopsided])
+    _agree([A], L.pinv(A), [np.diag([1.0, 2e-15])])
+    _agree([A, b], L.solve(A, b), [np.diag([0.5, 1.0]), np.array([1e308, 1.0])])  # an overflow is no error
+    stack = np.tril(rng.normal(size=(3, 4, 4))) + 4 * np.eye(4)
+    S = T.tensor3("S")
+    _agree([S, B], L.solve_triangular(S, B, lower=True), [stack, rng.normal(size=(4, 2))])
+
+
 # ---------------------------------------------------------------------------- what is not lowered yet
 def test_random_draws_are_refused_when_the_function_is_built():
     srng = ss.RandomStream(1)

@@ -1,8 +1,11 @@
 """Linear algebra, sorting and arg-reductions in mode jax (``jax.numpy.linalg``, ``jax.scipy``).
 
-numpy raises ``LinAlgError`` for a singular matrix (inv, solve) or one that is not positive
-definite (cholesky); XLA returns infs and nans instead. Such a result from finite inputs is
-checked after the call (``graph.Deferred``) and raises the error mode py gives.
+numpy raises ``LinAlgError`` for a singular matrix (inv, solve: an exact zero pivot of the LU
+factorisation; solve_triangular: a zero on the diagonal) or one that is not positive definite
+(cholesky: NaNs from finite input in XLA); XLA returns infs and NaNs instead. These conditions
+are checked after the call (``graph.Deferred``) and raise the error mode py gives. Like
+LAPACK, cholesky and eigh read one triangle only (JAX would average the matrix with its
+transpose first).
 """
 
 from __future__ import annotations
@@ -31,32 +34,35 @@ from symscan.tensor.math import ArgReduce
 from symscan.tensor.sort import ArgSort, Sort
 
 
-def _failed_when_finite(trace, node, name: str, what: str, inputs: list, result) -> None:
-    """numpy's error, raised after the call where finite inputs gave a non-finite result."""
-    import jax.numpy as jnp
-
-    finite_in = jnp.all(jnp.stack([jnp.all(jnp.isfinite(v)) for v in inputs]))
+def _raise_after(trace, node, name: str, what: str, holds) -> None:
     message = (f"{name}: a ({describe(node.inputs[0])}) is {what}; check the input, or add a small multiple of "
                "the identity to regularise it")
-    trace.deferred.append(Deferred(message, np.linalg.LinAlgError, [~finite_in | jnp.all(jnp.isfinite(result))]))
+    trace.deferred.append(Deferred(message, np.linalg.LinAlgError, [holds]))
+
+
+def _nonsingular(trace, node, name: str, a) -> None:
+    """numpy's LinAlgError where LU finds an exact zero pivot (as LAPACK's getrf does)."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    lu = lax.linalg.lu(a)[0]
+    _raise_after(trace, node, name, "singular", jnp.all(jnp.diagonal(lu, axis1=-2, axis2=-1) != 0))
 
 
 @jax_lowers(MatrixInverse)
 def _inv(node, inputs, trace):
     import jax.numpy as jnp
 
-    result = jnp.linalg.inv(inputs[0])
-    _failed_when_finite(trace, node, "inv", "singular", inputs, result)
-    return [result]
+    _nonsingular(trace, node, "inv", inputs[0])
+    return [jnp.linalg.inv(inputs[0])]
 
 
 @jax_lowers(Solve)
 def _solve(node, inputs, trace):
     import jax.numpy as jnp
 
-    result = jnp.linalg.solve(*inputs)
-    _failed_when_finite(trace, node, "solve", "singular", inputs, result)
-    return [result]
+    _nonsingular(trace, node, "solve", inputs[0])
+    return [jnp.linalg.solve(*inputs)]
 
 
 @jax_lowers(Cholesky)
@@ -64,24 +70,39 @@ def _cholesky(node, inputs, trace):
     import jax.numpy as jnp
 
     a = inputs[0] if node.op.lower else jnp.swapaxes(inputs[0], -1, -2)
-    result = jnp.linalg.cholesky(a)
-    _failed_when_finite(trace, node, "cholesky", "not positive definite", inputs, result)
+    result = jnp.linalg.cholesky(a, symmetrize_input=False)
+    _raise_after(trace, node, "cholesky", "not positive definite",
+                 ~jnp.all(jnp.isfinite(a)) | ~jnp.any(jnp.isnan(result)))
     return [result if node.op.lower else jnp.swapaxes(result, -1, -2)]
+
+
+def _batched(solve, a, b):
+    """``solve`` over a's leading axes as numpy's batched solvers do: a 1-d b is one vector, a
+    b of two or more axes a stack of matrices."""
+    import jax.numpy as jnp
+
+    signature = "(n,n),(n)->(n)" if b.ndim == 1 else "(n,n),(n,k)->(n,k)"
+    return jnp.vectorize(solve, signature=signature)(a, b)
 
 
 @jax_lowers(SolveTriangular)
 def _solve_triangular(node, inputs, trace):
+    import jax.numpy as jnp
     import jax.scipy.linalg as linalg
 
-    op = node.op
-    return [linalg.solve_triangular(*inputs, lower=op.lower, trans=op.trans, unit_diagonal=op.unit_diagonal)]
+    op, (a, b) = node.op, inputs
+    if not op.unit_diagonal:
+        _raise_after(trace, node, "solve_triangular", "singular",
+                     jnp.all(jnp.diagonal(a, axis1=-2, axis2=-1) != 0))
+    return [_batched(lambda a2, b2: linalg.solve_triangular(a2, b2, lower=op.lower, trans=op.trans,
+                                                           unit_diagonal=op.unit_diagonal), a, b)]
 
 
 @jax_lowers(ChoSolve)
 def _cho_solve(node, inputs, trace):
     import jax.scipy.linalg as linalg
 
-    return [linalg.cho_solve((inputs[0], node.op.lower), inputs[1])]
+    return [_batched(lambda c2, b2: linalg.cho_solve((c2, node.op.lower), b2), *inputs)]
 
 
 @jax_lowers(Det)
@@ -102,14 +123,14 @@ def _slogdet(node, inputs, trace):
 def _eigh(node, inputs, trace):
     import jax.numpy as jnp
 
-    return list(jnp.linalg.eigh(inputs[0], UPLO=node.op.UPLO))
+    return list(jnp.linalg.eigh(inputs[0], UPLO=node.op.UPLO, symmetrize_input=False))
 
 
 @jax_lowers(Eigvalsh)
 def _eigvalsh(node, inputs, trace):
     import jax.numpy as jnp
 
-    return [jnp.linalg.eigvalsh(inputs[0], UPLO=node.op.UPLO)]
+    return [jnp.linalg.eigvalsh(inputs[0], UPLO=node.op.UPLO, symmetrize_input=False)]
 
 
 @jax_lowers(QR)
@@ -132,7 +153,7 @@ def _svd(node, inputs, trace):
 def _pinv(node, inputs, trace):
     import jax.numpy as jnp
 
-    return [jnp.linalg.pinv(inputs[0])]
+    return [jnp.linalg.pinv(inputs[0], rtol=1e-15)]  # numpy's rcond
 
 
 @jax_lowers(Expm)

@@ -102,9 +102,42 @@ def elemwise_function(name: str) -> Callable:
     return _ELEMWISE[name]
 
 
+_ROLE_INPUTS = {"switch": 1, "second": 1}
+"""Ops whose first inputs are not operands (a condition, a shape to fill): they keep their dtype."""
+
+
 @jax_lowers(Elemwise)
 def _elemwise(node, inputs, trace):
-    return [elemwise_function(node.op.name)(*inputs)]
+    """Operands are promoted as numpy promotes them (JAX's own rules differ: int64 + float32 is
+    float32 there), then the op; integer powers, divisions and remainders keep numpy's results."""
+    import jax.numpy as jnp
+
+    name, skip = node.op.name, _ROLE_INPUTS.get(node.op.name, 0)
+    operands = inputs[skip:]
+    dtype = np.result_type(*(np.dtype(v.dtype) for v in operands)) if operands else None
+    out = np.dtype(node.outputs[0].dtype)
+    if dtype is not None and dtype.kind in "iub" and out.kind in "fc":  # int / int, exp(int): numpy's float
+        dtype = out
+    if dtype is not None and dtype.kind in "iufcb":
+        operands = [jnp.asarray(v).astype(dtype) for v in operands]
+    args = list(inputs[:skip]) + operands
+    if dtype is not None and dtype.kind in "iu" and name in ("pow", "floor_div", "mod", "fmod"):
+        return [_integer_op(name, args, node, trace)]
+    return [elemwise_function(name)(*args)]
+
+
+def _integer_op(name: str, args: list, node, trace: Trace):
+    """numpy's integer results: x // 0 and x % 0 are 0, and a negative power raises."""
+    import jax.numpy as jnp
+
+    x, y = args
+    if name == "pow":
+        message = "Integers to negative integer powers are not allowed."
+        trace.deferred.append(Deferred(message, ValueError, [jnp.all(y >= 0)]))
+        return jnp.power(x, jnp.maximum(y, 0))
+    safe = jnp.where(y == 0, jnp.ones_like(y), y)
+    result = elemwise_function(name)(x, safe)
+    return jnp.where(y == 0, jnp.zeros_like(result), result)
 
 
 @jax_lowers(Cast)
@@ -121,6 +154,13 @@ def _composite(node, inputs, trace):
     return [jnp.broadcast_to(r, shape) for r in results]
 
 
+def _promoted(inputs: list, node) -> list:
+    """The inputs in the node's output dtype (numpy computes mixed products and joins there)."""
+    import jax.numpy as jnp
+
+    return [jnp.asarray(v).astype(node.outputs[0].dtype) for v in inputs]
+
+
 # ---------------------------------------------------------------------------- math
 @jax_lowers(Reduce)
 def _reduce(node, inputs, trace):
@@ -128,36 +168,39 @@ def _reduce(node, inputs, trace):
 
     from symscan.tensor.math import REDUCE_FUNCTIONS
 
-    fn = getattr(jnp, REDUCE_FUNCTIONS[node.op.kind])
-    return [fn(inputs[0], axis=node.op.axis, keepdims=node.op.keepdims)]
+    fn, x = getattr(jnp, REDUCE_FUNCTIONS[node.op.kind]), jnp.asarray(inputs[0])
+    if node.op.kind in ("sum", "prod", "mean"):  # numpy sums small ints in int64, means in float64
+        x = x.astype(node.outputs[0].dtype)
+    return [fn(x, axis=node.op.axis, keepdims=node.op.keepdims)]
 
 
 @jax_lowers(CumOp)
 def _cumulative(node, inputs, trace):
     import jax.numpy as jnp
 
-    return [getattr(jnp, node.op.kind)(inputs[0], axis=node.op.axis)]
+    x = jnp.asarray(inputs[0]).astype(node.outputs[0].dtype)  # numpy accumulates small ints in int64
+    return [getattr(jnp, node.op.kind)(x, axis=node.op.axis)]
 
 
 @jax_lowers(Dot)
 def _dot(node, inputs, trace):
     import jax.numpy as jnp
 
-    return [jnp.dot(*inputs)]
+    return [jnp.dot(*_promoted(inputs, node))]
 
 
 @jax_lowers(MatMul)
 def _matmul(node, inputs, trace):
     import jax.numpy as jnp
 
-    return [jnp.matmul(*inputs)]
+    return [jnp.matmul(*_promoted(inputs, node))]
 
 
 @jax_lowers(Outer)
 def _outer(node, inputs, trace):
     import jax.numpy as jnp
 
-    return [jnp.outer(*inputs)]
+    return [jnp.outer(*_promoted(inputs, node))]
 
 
 # ---------------------------------------------------------------------------- shapes
@@ -170,7 +213,7 @@ def _shape(node, inputs, trace):
 def _make_vector(node, inputs, trace):
     import jax.numpy as jnp
 
-    return [jnp.stack([jnp.asarray(v) for v in inputs]) if inputs else jnp.zeros(0)]
+    return [jnp.stack(_promoted(inputs, node)) if inputs else jnp.zeros(0, dtype=node.outputs[0].dtype)]
 
 
 def _static_ints(values, what: str, node) -> tuple:
@@ -209,7 +252,7 @@ def _join(node, inputs, trace):
     import jax.numpy as jnp
 
     shape = _checked_shape(node, inputs)
-    parts = [jnp.asarray(v) for v in inputs if np.size(v)]  # (XLA 0.10 aborts on some joins of empty parts)
+    parts = [v for v in _promoted(inputs, node) if np.size(v)]  # (XLA 0.10 aborts on some joins of empty parts)
     return [jnp.concatenate(parts, axis=node.op.axis) if parts else jnp.zeros(shape, dtype=node.outputs[0].dtype)]
 
 
@@ -313,7 +356,13 @@ def _first_input(node, inputs, trace):
 
 @jax_lowers(CheckSequenceLength, CheckStepShape, CheckRowShape, SpecifyShape, StepCount, InitialRows)
 def _checked_on_shapes(node, inputs, trace):
-    """These read only shapes and concrete values: the op's own check runs on stand-ins."""
+    """The op's own check runs on a stand-in for the value it checks (only its shape is read);
+    what else it reads (a step count, a shape) must be known before the call."""
+    values_read = {StepCount: inputs[:1], CheckRowShape: inputs[2:], SpecifyShape: inputs[1:]}.get(type(node.op), [])
+    if any(is_traced(v) for v in values_read):
+        raise NotLowerable(f"mode jax needs the values {node.op} reads before the call (XLA's shapes are static), "
+                           "but they depend on input values; compute the step count from shapes, constants "
+                           "or an integer input")
     stand_ins = [_stand_in(v) for v in inputs]
     results = node.op.perform(node, stand_ins)
     if isinstance(node.op, StepCount):
@@ -348,15 +397,106 @@ def _scan(node, inputs, trace):
 
 @jax_lowers(IfElse)
 def _ifelse(node, inputs, trace):
+    """A condition known now: only the chosen branch is traced (it alone runs in mode py). One
+    computed from input values: ``lax.cond``; each branch's checks come out of it as flags
+    (true in the branch not taken), and a branch that cannot even be traced (an index out of
+    range at its shapes) raises its error after the call only if it was the one taken."""
     from jax import lax
 
     condition, *captured = inputs
-    then_graph, else_graph = node.op.inner_graphs()
-    if not is_traced(condition):  # known now: only the chosen branch is traced, as it runs lazily elsewhere
-        return evaluate(then_graph if bool(np.asarray(condition)) else else_graph, captured, trace)
-    branches = [lambda values, g=g: [_as_type(r, o) for r, o in zip(evaluate(g, list(values), trace), node.outputs)]
-                for g in (then_graph, else_graph)]
-    return lax.cond(condition.astype(bool).reshape(()), branches[0], branches[1], captured)
+    graphs = node.op.inner_graphs()
+    if not is_traced(condition):
+        return evaluate(graphs[0] if bool(np.asarray(condition)) else graphs[1], captured, trace)
+    traced = [i for i, v in enumerate(captured) if is_traced(v)]
+
+    def values_with(operands):
+        values = list(captured)
+        for i, v in zip(traced, operands):
+            values[i] = v
+        return values
+
+    probes = [_BranchProbe(g, node, values_with, [captured[i] for i in traced]) for g in graphs]
+    shapes = _agreed_shapes(node, probes)
+
+    def branch(k):
+        def run(operands):
+            flags = []
+            for j, probe in enumerate(probes):
+                flags += probe.flags(own=j == k)
+            if probes[k].error is not None:
+                return [_zeros(shape, out) for shape, out in zip(shapes, node.outputs)], flags
+            branch_trace = Trace()
+            outputs = evaluate(graphs[k], values_with(operands), branch_trace)
+            own = [_all(d.conditions) for d in branch_trace.deferred]
+            position = sum(p.n_flags for p in probes[:k])
+            flags[position:position + len(own)] = own
+            return [_as_type(r, out) for r, out in zip(outputs, node.outputs)], flags
+        return run
+
+    outputs, flags = lax.cond(condition.astype(bool).reshape(()), branch(0), branch(1),
+                              [captured[i] for i in traced])
+    position = 0
+    for probe in probes:
+        for message, error in probe.checks():
+            trace.deferred.append(Deferred(message, error, [flags[position]]))
+            position += 1
+    return outputs
+
+
+class _BranchProbe:
+    """One branch traced alone at the operands' shapes: its checks, or the error it raises."""
+
+    def __init__(self, graph, node, values_with, operands):
+        import jax
+
+        self.error, self.messages, self.shapes = None, [], None
+        probe_trace = Trace()
+        abstract = [jax.ShapeDtypeStruct(np.shape(v), v.dtype) for v in operands]
+        try:
+            results = jax.eval_shape(lambda ops: evaluate(graph, values_with(ops), probe_trace), abstract)
+        except NotLowerable:
+            raise
+        except Exception as err:  # raised at trace time: in mode py only if this branch runs
+            self.error = err
+        else:
+            self.shapes = [tuple(r.shape) for r in results]
+            self.messages = [(d.message, d.error) for d in probe_trace.deferred]
+
+    @property
+    def n_flags(self) -> int:
+        return 1 if self.error is not None else len(self.messages)
+
+    def flags(self, own: bool) -> list:
+        """This branch's flags in a branch's outputs: placeholders (true) unless it is its own;
+        a branch that could not be traced is flagged false where it is taken."""
+        import jax.numpy as jnp
+
+        return [jnp.asarray(not (own and self.error is not None))] * self.n_flags
+
+    def checks(self) -> list[tuple]:
+        if self.error is not None:
+            return [(str(self.error), type(self.error))]
+        return self.messages
+
+
+def _agreed_shapes(node, probes) -> list[tuple]:
+    shapes = [p.shapes for p in probes if p.shapes is not None]
+    if len(shapes) == 2 and shapes[0] != shapes[1]:
+        raise NotLowerable(f"mode jax lowers {node.op} with a condition computed from input values as lax.cond, "
+                           f"whose branches must give one shape, but they give {shapes[0]} and {shapes[1]}")
+    return shapes[0] if shapes else [tuple(0 if n is None else n for n in out.type.shape) for out in node.outputs]
+
+
+def _zeros(shape: tuple, out):
+    import jax.numpy as jnp
+
+    return jnp.zeros(shape, dtype=out.type.dtype)
+
+
+def _all(conditions: list):
+    import jax.numpy as jnp
+
+    return jnp.all(jnp.stack([jnp.all(c) for c in conditions]))
 
 
 @jax_lowers(Accumulate, LinearRecurrence)
