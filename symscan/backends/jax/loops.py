@@ -1,10 +1,11 @@
 """Scan as ``lax.scan``: the reference loop (``backends/scan_loop.run_scan``) with its buffers
 carried.
 
-Each recurrent output's buffer (its initial taps, then a row per step, or a ring of the last
-rows) is part of the carry and read and written at ``virtual row % length``, as the reference
-keeps it; sequences are gathered per tap into the rows each step reads (``xs``); nit-sot rows
-are ``lax.scan``'s stacked outputs. n_steps must be known when the function is traced (from
+Each recurrent output carries a window of its last ``span`` rows (what its taps read) and
+gives each step's row as a stacked output, so XLA writes every row once and copies nothing per
+step; its result is the initial rows and those, sliced as the reference slices its buffer
+(a ring: the last rows). Sequences are gathered per tap into the rows each step reads
+(``xs``); nit-sot rows are stacked outputs too. n_steps must be known when the function is traced (from
 shapes, constants or an integer input, which mode jax passes as a static value).
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from symscan.backends.jax.graph import Deferred, NotLowerable, Trace, evaluate, is_traced
-from symscan.backends.scan_loop import buffer_length
 from symscan.graph.basic import Apply
 from symscan.scan.args import ScanArgs
 from symscan.scan.checks import check_sequences, direction_and_steps, initial_rows, shape_error
@@ -44,46 +44,45 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
         for tap in seq.taps:
             xs.append(jnp.asarray(data)[seq.offset(tap) + (usable - 1 - steps if backwards else steps)])
 
-    buffers = []
+    windows = []  # per recurrent output, its last `span` rows in time order (the taps read them)
     for entry in args.recurrent:
-        rows = _initial_rows(args, entry, values[entry.outer_init])
-        length = buffer_length(entry.ring, entry.span, n_steps)
         dtype = np.dtype(entry.inner_out.type.dtype)
-        data = jnp.zeros((length,) + tuple(rows.shape[1:]), dtype=dtype)
-        for v in range(entry.span):
-            data = data.at[v % length].set(rows[v].astype(dtype))
-        buffers.append(data)
+        windows.append(_initial_rows(args, entry, values[entry.outer_init]).astype(dtype))
     shared = [values[s.outer] for s in args.shared]
     non_seqs = [values[n.outer] for n in args.non_seqs]
-    n_rec = len(buffers)
+    n_rec = len(windows)
 
     body_traces: list[Trace] = []
 
     def step(carry, rows):
-        t, buffers, shared = carry
+        windows, shared = carry
         inner = list(rows)
-        for entry, data in zip(args.recurrent, buffers):
-            inner += [data[(entry.span + t + tap) % data.shape[0]] for tap in entry.taps]
+        for entry, window in zip(args.recurrent, windows):
+            inner += [window[entry.span + tap] for tap in entry.taps]
         body_traces.append(Trace())
         results = evaluate(node.op.inner, inner + list(shared) + non_seqs, body_traces[-1])
-        new_buffers = []
-        for entry, data, value in zip(args.recurrent, buffers, results):
-            _check_row(args, entry.label, data.shape[1:], jnp.shape(value))
-            new_buffers.append(data.at[(entry.span + t) % data.shape[0]].set(jnp.asarray(value).astype(data.dtype)))
+        new_windows, new_rows = [], []
+        for entry, window, value in zip(args.recurrent, windows, results):
+            _check_row(args, entry.label, window.shape[1:], jnp.shape(value))
+            row = jnp.asarray(value).astype(window.dtype)
+            new_windows.append(jnp.concatenate([window[1:], row[None]]) if entry.span > 1 else row[None])
+            new_rows.append(row)
         nit = [jnp.asarray(v).astype(e.inner_out.type.dtype) for e, v in zip(args.nit_sot, results[n_rec:])]
         n_buffered = n_rec + len(nit)
         new_shared = [_same_type(v, old) for v, old in zip(results[n_buffered:n_buffered + len(shared)], shared)]
         checks = [jnp.all(jnp.stack([jnp.all(c) for c in d.conditions])) for d in body_traces[-1].deferred]
-        return (t + 1, new_buffers, new_shared), (nit, checks)
+        return (new_windows, new_shared), (new_rows, nit, checks)
 
-    carry = (jnp.asarray(0, dtype=jnp.int64), buffers, shared)
+    carry = (windows, shared)
     if n_steps == 0:  # the body never runs: its errors must not be raised (the reference never calls it)
+        steps_rows = [w[:0] for w in windows]
         nit_rows = _unrun_nit_sot_rows(args, step, carry, xs)
     else:
-        (_, buffers, shared), (nit_rows, checks) = lax.scan(step, carry, xs, length=n_steps)
+        (_, shared), (steps_rows, nit_rows, checks) = lax.scan(step, carry, xs, length=n_steps)
         for deferred, passed in zip(body_traces[-1].deferred, checks):
-            trace.deferred.append(Deferred(f"{deferred.message} (in {node.op})", deferred.error, [passed]))
-    outs = [_result_rows(data, entry.span, n_steps, entry.ring) for entry, data in zip(args.recurrent, buffers)]
+            trace.deferred.append(Deferred(f"{deferred.message} (in {node.op})", deferred.error, [jnp.all(passed)]))
+    outs = [_result_rows(jnp.concatenate([window, rows]) if n_steps else window, entry.span, n_steps, entry.ring)
+            for entry, window, rows in zip(args.recurrent, windows, steps_rows)]
     outs += [rows if entry.ring is None else rows[max(0, n_steps - entry.ring):]
              for entry, rows in zip(args.nit_sot, nit_rows)]
     return outs + list(shared)
@@ -100,7 +99,7 @@ def _unrun_nit_sot_rows(args: ScanArgs, step, carry, xs) -> list:
     if any(None in e.inner_out.type.shape for e in args.nit_sot):
         try:
             first_rows = [jax.ShapeDtypeStruct(x.shape[1:], x.dtype) for x in xs]
-            shapes = [r.shape for r in jax.eval_shape(lambda c, r: step(c, r)[1][0], carry, first_rows)]
+            shapes = [r.shape for r in jax.eval_shape(lambda c, r: step(c, r)[1][1], carry, first_rows)]
         except Exception:
             shapes = static
     return [jnp.zeros((0,) + tuple(shape), dtype=e.inner_out.type.dtype) for e, shape in zip(args.nit_sot, shapes)]

@@ -499,9 +499,33 @@ def _all(conditions: list):
     return jnp.all(jnp.stack([jnp.all(c) for c in conditions]))
 
 
-@jax_lowers(Accumulate, LinearRecurrence)
+@jax_lowers(Accumulate)
+def _accumulate(node, inputs, trace):
+    """Rows ``s_0 = initial, s_t = s_(t-1) op values_t`` as one XLA cumulative op (``cumsum``, or
+    an associative scan of the op): no loop."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    from symscan.scan.checks import check_row_shape
+    from symscan.scan.recurrences import _LOGICAL
+
+    op, (initial, values, steps) = node.op, inputs
+    steps = _static_ints(steps, "step count", node)[0]
+    initial = jnp.asarray(initial)
+    if steps:
+        check_row_shape(op.name, op.label, initial.shape, values.shape[1:] if op.per_step else values.shape)
+    dtype = np.dtype(node.outputs[0].dtype)
+    name = _LOGICAL.get(op.op, op.op) if dtype.kind == "b" else op.op
+    operand = jnp.broadcast_to(values if op.per_step else values[None], (steps,) + initial.shape).astype(dtype)
+    rows = jnp.concatenate([initial.astype(dtype)[None], operand])
+    rows = jnp.cumsum(rows, axis=0) if name == "add" else lax.associative_scan(elemwise_function(name), rows, axis=0)
+    return [rows[-1] if op.last else rows]
+
+
+@jax_lowers(LinearRecurrence)
 def _recurrence(node, inputs, trace):
-    """The scan the op stands for (``op.expand``), lowered as any scan."""
+    """The scan the op stands for (``op.expand``), lowered as any scan: in sequence, as the loop
+    rounds (a parallel prefix would reorder the products)."""
     return evaluate(_expansion(node), list(inputs), trace)
 
 
