@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from symscan.backends.jax import linalg  # noqa: F401 - registers its lowerings in the op table
+from symscan.backends.jax import branches, linalg  # noqa: F401 - they register their lowerings in the op table
 from symscan.backends.jax.graph import NotLowerable, Trace, evaluate
 from symscan.graph.basic import Variable
 from symscan.graph.fg import FunctionGraph
@@ -37,12 +37,10 @@ class JaxEvaluator:
         _refuse_random(fgraph)
         self.fgraph = fgraph
         self.shared = list(fgraph.shared_variables)
-        self.report: list[str] = []
-        n = len(fgraph.inputs)
         self.static = tuple(i for i, v in enumerate(fgraph.inputs)
                             if getattr(v.type, "ndim", None) == 0 and np.dtype(v.type.dtype).kind in "iub")
-        self._deferred: dict[tuple, list] = {}
-        self._n_inputs = n
+        self._deferred: dict[int, list] = {}  # per trace: its checks' (message, error class)
+        self._n_inputs = len(fgraph.inputs)
         self._jitted = self.jax.jit(self._traced, static_argnums=self.static)
 
     def _traced(self, *values):

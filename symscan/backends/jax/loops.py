@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from symscan.backends.jax.graph import Deferred, NotLowerable, Trace, evaluate, is_traced
+from symscan.backends.scan_loop import result_rows
 from symscan.graph.basic import Apply
 from symscan.scan.args import ScanArgs
 from symscan.scan.checks import check_sequences, direction_and_steps, initial_rows, shape_error
@@ -81,10 +82,9 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
         (_, shared), (steps_rows, nit_rows, checks) = lax.scan(step, carry, xs, length=n_steps)
         for deferred, passed in zip(body_traces[-1].deferred, checks):
             trace.deferred.append(Deferred(f"{deferred.message} (in {node.op})", deferred.error, [jnp.all(passed)]))
-    outs = [_result_rows(jnp.concatenate([window, rows]) if n_steps else window, entry.span, n_steps, entry.ring)
+    outs = [result_rows(jnp.concatenate([window, rows]) if n_steps else window, entry.span, n_steps, entry.ring)
             for entry, window, rows in zip(args.recurrent, windows, steps_rows)]
-    outs += [rows if entry.ring is None else rows[max(0, n_steps - entry.ring):]
-             for entry, rows in zip(args.nit_sot, nit_rows)]
+    outs += [result_rows(rows, 0, n_steps, entry.ring) for entry, rows in zip(args.nit_sot, nit_rows)]
     return outs + list(shared)
 
 
@@ -124,15 +124,3 @@ def _same_type(value, old):
     import jax.numpy as jnp
 
     return jnp.asarray(value).astype(jnp.asarray(old).dtype)
-
-
-def _result_rows(data, history: int, steps_run: int, ring: int | None):
-    """``scan_loop.result_rows`` for a JAX buffer."""
-    import jax.numpy as jnp
-
-    stop = history + steps_run
-    start = 0 if ring is None else max(history, stop - ring)
-    length = data.shape[0]
-    if stop <= length:
-        return data[start:stop]
-    return data[jnp.asarray(np.arange(start, stop) % length)]

@@ -341,7 +341,7 @@ def basic_index(gen, node, values: list[str]) -> str:
     an LSTM gradient's cold compile, and most ints are constants into static lengths (a shape
     vector's entries)."""
     parts, values = [], iter(values)
-    for entry, axis_length, index in _int_entries(node):
+    for entry, axis_length, index in _index_entries(node):
         if entry == INT:
             parts.append(f"int({next(values)})")
             if not _in_range(index, axis_length):
@@ -356,7 +356,7 @@ def basic_index(gen, node, values: list[str]) -> str:
     return ", ".join(parts) + ("," if len(parts) == 1 else "")
 
 
-def _int_entries(node):
+def _index_entries(node):
     """Each entry of the node's index with the static length of the axis it takes (None:
     unknown or no axis) and its constant value (None: not a constant int)."""
     base, indices = node.inputs[0], node.inputs[2 if isinstance(node.op, IncSubtensor) else 1:]
