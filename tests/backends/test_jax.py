@@ -87,9 +87,8 @@ def test_elman_rnn_is_one_lax_scan_and_matches_a_numpy_loop(rng):
         h = np.tanh(x + h @ values[1] + values[2])
         expected.append(h)
     np.testing.assert_allclose(f(*values), expected, rtol=1e-12)
-    import jax
 
-    jaxpr = str(jax.make_jaxpr(f._evaluate._traced)(*values))
+    jaxpr = f._evaluate.jaxpr(*values)
     assert jaxpr.count("scan[") == 1 and "while[" not in jaxpr
 
 
@@ -165,9 +164,8 @@ def test_ifelse_on_an_input_value_is_a_lax_cond(rng, condition):
     c, x = T.scalar("c"), T.vector("x")
     out = ss.ifelse(c > 0, T.exp(x), x * 2.0)
     f = _agree([c, x], out, [np.float64(condition), rng.normal(size=4)])
-    import jax
 
-    assert "cond[" in str(jax.make_jaxpr(f._evaluate._traced)(np.float64(condition), np.ones(4)))
+    assert "cond[" in f._evaluate.jaxpr(np.float64(condition), np.ones(4))
 
 
 # ---------------------------------------------------------------------------- numpy's semantics kept
@@ -234,20 +232,136 @@ def test_linear_algebra_raises_and_reads_as_lapack_does(rng):
     _agree([S, B], L.solve_triangular(S, B, lower=True), [stack, rng.normal(size=(4, 2))])
 
 
-# ---------------------------------------------------------------------------- what is not lowered yet
-def test_random_draws_are_refused_when_the_function_is_built():
-    srng = ss.RandomStream(1)
-    x = T.vector("x")
-    with pytest.raises(NotLowerable, match="random"):
-        ss.function([x], x + srng.normal(size=(3,)), mode="jax")
+# ---------------------------------------------------------------------------- loops with until
+def _doubling(x0, n_steps, extra=None):
+    """x, 2x, 4x, ... until a value passes 10, at most n_steps steps; a nit-sot of halves."""
+    def step(x):
+        return [x * 2.0, x / 2.0], ss.until(x * 2.0 > 10.0)
+    (out, half), _ = ss.scan(step, outputs_info=[x0, None], n_steps=n_steps)
+    return out, half
 
 
-def test_a_loop_with_until_names_itself():
+@pytest.mark.parametrize("bound", [0, 1, 3, 20])
+def test_a_loop_with_until_runs_the_steps_mode_py_runs(bound):
+    """The loop runs as a while loop over buffers of `bound` rows; its outputs are as long as
+    the steps run (a stage of its own), and what follows it sees those lengths."""
+    x0, n = T.scalar("x0"), T.lscalar("n")
+    out, half = _doubling(x0, n)
+    f = _agree([x0, n], [out, half, out.shape[0], (out[-1:] * 3).sum() + half.sum()], [np.float64(1.0), bound])
+    assert len(_scan_nodes(f)) == 1
+
+
+def test_loops_with_until_in_sequence_and_a_ring(rng):
+    """Two loops with until, the second reading the first's last row (three stages), and a
+    loop whose last row alone is used (save-mem keeps a ring)."""
+    x, y0 = T.vector("x"), T.scalar("y0")
+    acc, _ = ss.scan(lambda a, s: (s + a, ss.until(s + a > 3.0)), sequences=[x], outputs_info=[T.constant(0.0)])
+    out, half = _doubling(acc[-1] + y0, 30)
+    _agree([x, y0], [acc, out, half[-1], out[-1] * acc.sum()], [np.abs(rng.normal(size=12)), np.float64(0.5)])
+
+
+def test_a_loop_with_until_updates_shared_values_and_differentiates(rng):
+    w = ss.shared(np.float64(1.5), name="w")
+    count = ss.shared(np.int64(0), name="count")
     x0 = T.scalar("x0")
-    out, _ = ss.scan(lambda x: (x * 2.0, ss.until(x > 10.0)), outputs_info=x0, n_steps=20)
-    f = ss.function([x0], out, mode="jax")
+
+    def step(x):
+        return x * w, {count: count + 1}, ss.until(x * w > 50.0)
+    out, updates = ss.scan(step, outputs_info=x0, n_steps=40)
+    loss = (out ** 2).sum()
+    outputs = [out, loss] + ss.grad(loss, [x0, w])
+    results = {}
+    for mode in ("py", "jax"):
+        count.set_value(np.int64(0))
+        f = ss.function([x0], outputs, updates=updates, mode=mode)
+        results[mode] = [f(np.float64(2.0)) for _ in range(2)] + [count.get_value()]
+    for got, want in zip(results["jax"][:2], results["py"][:2]):
+        for g, v in zip(got, want):
+            np.testing.assert_allclose(g, v, rtol=1e-12)
+    assert results["jax"][2] == results["py"][2] == 2 * len(results["py"][0][0])
+
+
+def test_an_error_in_a_loop_with_until_raises_as_in_mode_py():
+    x, k = T.vector("x"), T.lscalar("k")
+    out, _ = ss.scan(lambda h: (h + x[k], ss.until(h > 100.0)), outputs_info=T.constant(0.0), n_steps=10)
+    for mode in ("py", "jax"):
+        f = ss.function([x, k], out, mode=mode)
+        np.testing.assert_array_equal(f(np.ones(3), 1), ss.function([x, k], out, mode="py")(np.ones(3), 1))
+        with pytest.raises(IndexError):
+            f(np.ones(3), 5)
+
+
+def test_where_a_loop_with_until_cannot_end_a_stage_it_is_refused_by_name():
+    """Inside another loop there is no stage to end; a bound whose buffers would not fit is refused."""
+    x0 = T.scalar("x0")
+    def inner(x):
+        return ss.scan(lambda y: (y * 2.0, ss.until(y > 10.0)), outputs_info=x, n_steps=20)[0][-1]
+    outer, _ = ss.scan(inner, outputs_info=x0, n_steps=3)
     with pytest.raises(NotLowerable, match="until"):
-        f(np.float64(1.0))
+        ss.function([x0], outer, mode="jax")(np.float64(1.0))
+    v0 = T.vector("v0")
+    big, _ = ss.scan(lambda v: (v * 2.0, ss.until(v.sum() > 10.0)), outputs_info=v0, n_steps=2**40)
+    with pytest.raises(NotLowerable, match="n_steps"):
+        ss.function([v0], big, mode="jax")(np.ones(4))
+
+
+# ---------------------------------------------------------------------------- random draws
+def _sampler(seed):
+    srng = ss.RandomStream(seed)
+    x = T.vector("x")
+    draws = [srng.normal(size=(2000,), avg=1.0, std=2.0), srng.uniform(size=(3, 4), low=-1.0, high=3.0),
+             srng.binomial(size=(50,), n=5, p=0.3), srng.integers(2, 9, size=(40,)),
+             srng.choice(10, size=(10,), replace=False), srng.multinomial(n=7, pvals=[0.2, 0.3, 0.5]),
+             srng.normal(avg=x, std=0.1, dtype="float32")]
+    return x, draws
+
+
+def test_random_draws_come_from_jax_with_numpys_shapes_dtypes_and_laws():
+    x, draws = _sampler(3)
+    f = ss.function([x], draws, mode="jax")
+    py = ss.function([x], draws, mode="py")
+    got, want = f(np.arange(3.0)), py(np.arange(3.0))
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+    normal, uniform, binomial, integers, choice, multinomial, around_x = got
+    assert abs(normal.mean() - 1.0) < 0.15 and abs(normal.std() - 2.0) < 0.15
+    assert uniform.min() >= -1.0 and uniform.max() < 3.0
+    assert binomial.min() >= 0 and binomial.max() <= 5 and integers.min() >= 2 and integers.max() < 9
+    assert sorted(choice) == list(range(10)) and multinomial.sum() == 7
+    np.testing.assert_allclose(around_x, np.arange(3.0), atol=0.6)
+    assert not np.array_equal(normal, want[0])  # JAX's draws, not numpy's (documented)
+
+
+def test_a_seed_reproduces_the_draws_updates_advance_them_and_without_updates_they_repeat():
+    x, draws = _sampler(11)
+    first = ss.function([x], draws[0], mode="jax")
+    again = ss.function([x], _sampler(11)[1][0], mode="jax")
+    other = ss.function([x], _sampler(12)[1][0], mode="jax")
+    a, b, c = first(np.zeros(3)), first(np.zeros(3)), again(np.zeros(3))
+    np.testing.assert_array_equal(a, c)
+    assert not np.array_equal(a, b) and not np.array_equal(a, other(np.zeros(3)))
+    fixed = ss.function([x], _sampler(11)[1][0], mode="jax", no_default_updates=True)
+    np.testing.assert_array_equal(fixed(np.zeros(3)), fixed(np.zeros(3)))
+
+
+def test_draws_inside_a_loop_advance_the_stream_each_step():
+    srng = ss.RandomStream(5)
+    x0 = T.vector("x0")
+    out, updates = ss.scan(lambda h: h + srng.normal(size=(4,)), outputs_info=x0, n_steps=6)
+    f = ss.function([x0], out, updates=updates, mode="jax")
+    first, second = f(np.zeros(4)), f(np.zeros(4))
+    steps = np.diff(np.vstack([np.zeros(4), first]), axis=0)
+    assert len({tuple(s) for s in steps}) == 6 and not np.array_equal(first, second)
+
+
+def test_bad_parameters_of_a_draw_raise_as_in_mode_py():
+    srng = ss.RandomStream(1)
+    s, lo = T.scalar("s"), T.lscalar("lo")
+    for out, values in ((srng.normal(size=(3,), std=s), [np.float64(-1.0)]), (srng.integers(lo, 3, size=(2,)), [5])):
+        inputs = [s] if len(values) and isinstance(values[0], np.floating) else [lo]
+        for mode in ("py", "jax"):
+            with pytest.raises(ValueError):
+                ss.function(inputs, out, mode=mode)(*values)
 
 
 def test_without_jax_the_mode_says_how_to_install_it(monkeypatch):

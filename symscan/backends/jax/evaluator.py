@@ -3,9 +3,11 @@
 
 Integer scalars among the inputs are static arguments (a step count or an index decides
 shapes, which XLA needs before it runs; each new value traces again). Shared values are
-arguments and their updates results, as for the other backends. Checks that depend on input
-values run after XLA (``graph.Deferred``). float64 graphs need JAX's 64-bit mode: it is switched
-on when this backend loads (``jax_enable_x64``), for the whole process.
+arguments and their updates results, as for the other backends; a random generator enters as
+a JAX key (``random.py``). A loop with until ends a stage of its own (``while_loops.py``).
+Checks that depend on input values run after XLA (``graph.Deferred``). float64 graphs need
+JAX's 64-bit mode: it is switched on when this backend loads (``jax_enable_x64``), for the
+whole process.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from symscan.backends.jax import branches, linalg  # noqa: F401 - they register their lowerings in the op table
-from symscan.backends.jax.graph import NotLowerable, Trace, evaluate
+from symscan.backends.jax import branches, linalg, random  # noqa: F401 - they register their lowerings in the op table
+from symscan.backends.jax.graph import Trace, UntilReached, evaluate
 from symscan.graph.basic import Variable
 from symscan.graph.fg import FunctionGraph
+from symscan.tensor.random import GeneratorType
 
 
 def _jax():
@@ -34,44 +37,51 @@ class JaxEvaluator:
 
     def __init__(self, fgraph: FunctionGraph):
         self.jax = _jax()
-        _refuse_random(fgraph)
         self.fgraph = fgraph
         self.shared = list(fgraph.shared_variables)
         self.static = tuple(i for i, v in enumerate(fgraph.inputs)
                             if getattr(v.type, "ndim", None) == 0 and np.dtype(v.type.dtype).kind in "iub")
-        self._deferred: dict[int, list] = {}  # per trace: its checks' (message, error class)
+        self._traces: dict[int, tuple] = {}  # per trace: its checks' (message, error class), its stage end
         self._n_inputs = len(fgraph.inputs)
-        self._jitted = self.jax.jit(self._traced, static_argnums=self.static)
+        self._jitted = self.jax.jit(self._traced, static_argnums=tuple(i + 1 for i in self.static))
 
-    def _traced(self, *values):
-        trace = Trace()
+    def _traced(self, known, *values):
+        """One stage: the whole graph, or (a loop with until not in ``known`` yet) the graph up
+        to that loop's run (``while_loops.py``)."""
+        trace = Trace(staged=True, known=known)
         inputs = list(values[:self._n_inputs])
         for i in self.static:
             inputs[i] = np.asarray(inputs[i], dtype=self.fgraph.inputs[i].type.dtype)
-        outputs = evaluate(self.fgraph, inputs, trace, dict(zip(self.shared, values[self._n_inputs:])))
-        key = len(self._deferred)  # the checks' messages stay here; the traced function returns their key
-        self._deferred[key] = [(d.message, d.error) for d in trace.deferred]
+        key = len(self._traces)  # the checks' messages stay here; the traced function returns their key
+        try:
+            outputs = evaluate(self.fgraph, inputs, trace, dict(zip(self.shared, values[self._n_inputs:])))
+            finish = None
+        except UntilReached as end:
+            outputs, finish = end.values, end.finish
+            trace.deferred += end.checks
+        self._traces[key] = ([(d.message, d.error) for d in trace.deferred], finish)
         return outputs, [d.conditions for d in trace.deferred], np.int64(key)
 
-    def __call__(self, inputs: Sequence, shared: dict[Variable, object] | None = None) -> list:
-        shared = shared or {}
+    def jaxpr(self, *inputs, shared: dict[Variable, object] | None = None) -> str:
+        """The program XLA gets for these inputs (its first stage, with loops with until)."""
+        args = self._arguments(inputs, shared or {})
+        return str(self.jax.make_jaxpr(self._traced, static_argnums=tuple(i + 1 for i in self.static))((), *args))
+
+    def _arguments(self, inputs: Sequence, shared: dict) -> list:
         args = [int(v) if i in self.static else v for i, v in enumerate(inputs)]
         args += [shared[s] for s in self.shared]
-        outputs, groups, key = self._jitted(*args)
-        for (message, error), conditions in zip(self._deferred[int(key)], groups):
-            if not all(bool(np.all(np.asarray(c))) for c in conditions):
-                raise error(message)
-        return [np.array(v) for v in outputs]
+        return [random.key_of(v) if isinstance(v, np.random.Generator) else v for v in args]
 
-
-def _refuse_random(fgraph: FunctionGraph) -> None:
-    """Random draws are not lowered yet (they will come from ``jax.random``): say so when the
-    function is built, naming the draw, rather than at its first call."""
-    from symscan.tensor.random import RandomVariable
-
-    for node in fgraph.toposort():
-        if isinstance(node.op, RandomVariable):
-            raise NotLowerable(f"mode jax does not draw random numbers yet ({node.op}); build this function in "
-                               "mode 'fast' or 'numba'")
-        for inner in node.op.inner_graphs():
-            _refuse_random(inner)
+    def __call__(self, inputs: Sequence, shared: dict[Variable, object] | None = None) -> list:
+        args = self._arguments(inputs, shared or {})
+        known: tuple = ()
+        while True:
+            outputs, groups, key = self._jitted(known, *args)
+            checks, finish = self._traces[int(key)]
+            for (message, error), conditions in zip(checks, groups):
+                if not all(bool(np.all(np.asarray(c))) for c in conditions):
+                    raise error(message)
+            if finish is None:
+                return [random.generator_of(v) if isinstance(var.type, GeneratorType) else np.array(v)
+                        for v, var in zip(outputs, self.fgraph.outputs)]
+            known += (tuple(finish(outputs)),)

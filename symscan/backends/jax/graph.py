@@ -11,6 +11,7 @@ the call (``evaluator.py``), so mode jax raises where mode py does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +31,15 @@ def is_traced(value) -> bool:
     return isinstance(value, jax.core.Tracer)
 
 
+class UntilReached(Exception):  # noqa: N818 - a signal that ends a trace, not an error
+    """Ends a trace at a loop with until: its buffers and step count are the stage's results,
+    ``finish`` turns their values into the loop's outputs."""
+
+    def __init__(self, values: list, checks: list[Deferred], finish: Callable[[list], list]):
+        super().__init__("a loop with until ends this stage")
+        self.values, self.checks, self.finish = values, checks, finish
+
+
 @dataclass
 class Deferred:
     """A check whose conditions are known only when XLA has run: (message, error class,
@@ -42,9 +52,14 @@ class Deferred:
 
 @dataclass
 class Trace:
-    """What one trace of a function collects besides its outputs."""
+    """What one trace of a function collects besides its outputs. A staged trace (the
+    evaluator's top level) may end at a loop with until (``while_loops.py``): ``known`` holds
+    the outputs of the loops earlier stages ran, in the order the trace meets them."""
 
     deferred: list[Deferred] = field(default_factory=list)
+    staged: bool = False
+    known: tuple = ()
+    untils_seen: int = 0
 
 
 def evaluate(fgraph: FunctionGraph, inputs: list, trace: Trace, shared: dict | None = None) -> list:
@@ -60,7 +75,7 @@ def evaluate(fgraph: FunctionGraph, inputs: list, trace: Trace, shared: dict | N
             results = _concrete(node, args) if not any(map(is_traced, args)) else None
             if results is None:
                 results = lower(node, args, trace)
-        except NotLowerable:
+        except (NotLowerable, UntilReached):
             raise
         except Exception as err:
             raise with_node_context(err, node) from err

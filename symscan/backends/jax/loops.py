@@ -26,9 +26,6 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
 
     args = ScanArgs.from_node(node)
     values = dict(zip(node.inputs, inputs))
-    if args.until is not None:
-        raise NotLowerable(f"mode jax does not lower scans with until(...) yet ({node.op}); run this function "
-                           "in mode 'fast' or 'numba'")
     n_steps = values[args.n_steps]
     if is_traced(n_steps):
         raise NotLowerable(f"mode jax needs the step count of {node.op} before the call; pass n_steps as an "
@@ -38,17 +35,21 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
     lengths = [int(np.shape(data)[0]) for data in sequences]
     check_sequences(args, lengths, n_steps)
 
+    windows = []  # per recurrent output, its last `span` rows in time order (the taps read them)
+    for entry in args.recurrent:
+        dtype = np.dtype(entry.inner_out.type.dtype)
+        windows.append(_initial_rows(args, entry, values[entry.outer_init]).astype(dtype))
+    if args.until is not None and n_steps > 0:
+        from symscan.backends.jax.while_loops import run_until
+
+        return run_until(node, args, values, _rows_at(args, sequences, lengths, backwards), n_steps, windows, trace)
+
     xs = []
     for seq, data, length in zip(args.sequences, sequences, lengths):
         usable = length - seq.span
         steps = np.arange(n_steps)
         for tap in seq.taps:
             xs.append(jnp.asarray(data)[seq.offset(tap) + (usable - 1 - steps if backwards else steps)])
-
-    windows = []  # per recurrent output, its last `span` rows in time order (the taps read them)
-    for entry in args.recurrent:
-        dtype = np.dtype(entry.inner_out.type.dtype)
-        windows.append(_initial_rows(args, entry, values[entry.outer_init]).astype(dtype))
     shared = [values[s.outer] for s in args.shared]
     non_seqs = [values[n.outer] for n in args.non_seqs]
     n_rec = len(windows)
@@ -64,7 +65,7 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
         results = evaluate(node.op.inner, inner + list(shared) + non_seqs, body_traces[-1])
         new_windows, new_rows = [], []
         for entry, window, value in zip(args.recurrent, windows, results):
-            _check_row(args, entry.label, window.shape[1:], jnp.shape(value))
+            check_row(args, entry.label, window.shape[1:], jnp.shape(value))
             row = jnp.asarray(value).astype(window.dtype)
             new_windows.append(jnp.concatenate([window[1:], row[None]]) if entry.span > 1 else row[None])
             new_rows.append(row)
@@ -86,6 +87,17 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
             for entry, window, rows in zip(args.recurrent, windows, steps_rows)]
     outs += [result_rows(rows, 0, n_steps, entry.ring) for entry, rows in zip(args.nit_sot, nit_rows)]
     return outs + list(shared)
+
+
+def _rows_at(args: ScanArgs, sequences: list, lengths: list, backwards: bool):
+    """The sequence rows step ``i`` (a traced index) reads, per sequence and tap."""
+    from jax import lax
+
+    def rows(i):
+        return [lax.dynamic_index_in_dim(data, seq.offset(tap) + (length - seq.span - 1 - i if backwards else i),
+                                         keepdims=False)
+                for seq, data, length in zip(args.sequences, sequences, lengths) for tap in seq.taps]
+    return rows
 
 
 def _unrun_nit_sot_rows(args: ScanArgs, step, carry, xs) -> list:
@@ -115,7 +127,7 @@ def _initial_rows(args, entry, value):
     return rows[:span]
 
 
-def _check_row(args: ScanArgs, label: str, row_shape: tuple, got: tuple) -> None:
+def check_row(args: ScanArgs, label: str, row_shape: tuple, got: tuple) -> None:
     if tuple(got) != tuple(row_shape):
         raise shape_error(args, label, tuple(row_shape), tuple(got), 0)
 
