@@ -186,12 +186,17 @@ def test_integer_division_by_zero_and_negative_powers_behave_as_in_numpy():
             ss.function([x, y], x ** y, mode=mode)(np.array([2, 3]), np.array([-1, 2]))
 
 
-def test_a_step_count_computed_from_input_values_is_refused_not_guessed():
-    x, n = T.vector("x"), T.scalar("n")
+def test_a_length_computed_from_input_values_ends_a_stage():
+    """A step count or a length that depends on input values is computed by XLA first, then
+    the rest is traced with it (each new value compiles the rest again)."""
+    x, n, reps = T.vector("x"), T.scalar("n"), T.lvector("reps")
     out, _ = ss.scan(lambda h: h * 2, outputs_info=x, n_steps=T.cast(n, "int64"))
-    f = ss.function([x, n], out[-1], mode="jax")
-    with pytest.raises(NotLowerable, match="StepCount"):
-        f(np.array([1.0, 2.0]), np.float64(3.0))
+    outs = [out, T.tile(x, reps, ndim=2), x[:T.cast(n, "int64")], T.alloc(1.0, T.cast(n, "int64") + 1)]
+    for n_value in (3.0, 1.0):
+        _agree([x, n, reps], outs, [np.array([1.0, 2.0]), np.float64(n_value), np.array([2, 3])])
+    inner, _ = ss.scan(lambda k, h: h[:k].sum() + h, sequences=T.arange(2), outputs_info=x)
+    with pytest.raises(NotLowerable, match="slice bounds"):  # inside a loop there is no stage to end
+        ss.function([x], inner, mode="jax")(np.ones(3))
 
 
 @pytest.mark.parametrize("condition", [1.0, -1.0])
@@ -352,6 +357,18 @@ def test_draws_inside_a_loop_advance_the_stream_each_step():
     first, second = f(np.zeros(4)), f(np.zeros(4))
     steps = np.diff(np.vstack([np.zeros(4), first]), axis=0)
     assert len({tuple(s) for s in steps}) == 6 and not np.array_equal(first, second)
+
+
+@pytest.mark.parametrize("mode", ["py", "jax"])
+def test_a_draw_outside_fn_is_drawn_each_step_one_passed_as_a_non_sequence_once(mode):
+    """As in mode py (where tests/scan/test_nesting_and_free_vars.py checks numpy's numbers)."""
+    srng = ss.RandomStream(2)
+    x = T.matrix("x")
+    mask = srng.binomial(size=(4,), p=0.5)
+    per_step, updates = ss.scan(lambda row: row * mask, sequences=x)
+    once, _ = ss.scan(lambda row, m: row * m, sequences=x, non_sequences=mask)
+    a, b = ss.function([x], [per_step, once], updates=updates, mode=mode)(np.ones((8, 4)))
+    assert len({tuple(r) for r in a}) > 1 and len({tuple(r) for r in b}) == 1
 
 
 def test_bad_parameters_of_a_draw_raise_as_in_mode_py():

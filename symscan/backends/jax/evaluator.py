@@ -4,10 +4,10 @@
 Integer scalars among the inputs are static arguments (a step count or an index decides
 shapes, which XLA needs before it runs; each new value traces again). Shared values are
 arguments and their updates results, as for the other backends; a random generator enters as
-a JAX key (``random.py``). A loop with until ends a stage of its own (``while_loops.py``).
-Checks that depend on input values run after XLA (``graph.Deferred``). float64 graphs need
-JAX's 64-bit mode: it is switched on when this backend loads (``jax_enable_x64``), for the
-whole process.
+a JAX key (``random.py``). A loop with until, or a length computed from input values, ends a
+stage (``graph.StageEnd``). Checks that depend on input values run after XLA
+(``graph.Deferred``). float64 graphs need JAX's 64-bit mode: it is switched on when this
+backend loads (``jax_enable_x64``), for the whole process.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from symscan.backends.jax import branches, linalg, random  # noqa: F401 - they register their lowerings in the op table
-from symscan.backends.jax.graph import Trace, UntilReached, evaluate
+from symscan.backends.jax.graph import StageEnd, Trace, evaluate
 from symscan.graph.basic import Variable
 from symscan.graph.fg import FunctionGraph
 from symscan.tensor.random import GeneratorType
@@ -43,29 +43,30 @@ class JaxEvaluator:
                             if getattr(v.type, "ndim", None) == 0 and np.dtype(v.type.dtype).kind in "iub")
         self._traces: dict[int, tuple] = {}  # per trace: its checks' (message, error class), its stage end
         self._n_inputs = len(fgraph.inputs)
-        self._jitted = self.jax.jit(self._traced, static_argnums=tuple(i + 1 for i in self.static))
+        self._jitted = self.jax.jit(self._traced, static_argnums=(0,) + tuple(i + 2 for i in self.static))
 
-    def _traced(self, known, *values):
-        """One stage: the whole graph, or (a loop with until not in ``known`` yet) the graph up
-        to that loop's run (``while_loops.py``)."""
-        trace = Trace(staged=True, known=known)
+    def _traced(self, static_known, known, *values):
+        """One stage: the whole graph, or the graph up to where it needs a run's result
+        (``graph.StageEnd``: a loop with until, a length computed from input values)."""
+        trace = Trace(staged=True, known=known, static_known=static_known)
         inputs = list(values[:self._n_inputs])
         for i in self.static:
             inputs[i] = np.asarray(inputs[i], dtype=self.fgraph.inputs[i].type.dtype)
         key = len(self._traces)  # the checks' messages stay here; the traced function returns their key
         try:
             outputs = evaluate(self.fgraph, inputs, trace, dict(zip(self.shared, values[self._n_inputs:])))
-            finish = None
-        except UntilReached as end:
-            outputs, finish = end.values, end.finish
+            end = None
+        except StageEnd as stage_end:
+            outputs, end = stage_end.values, stage_end
             trace.deferred += end.checks
-        self._traces[key] = ([(d.message, d.error) for d in trace.deferred], finish)
+        self._traces[key] = ([(d.message, d.error) for d in trace.deferred], end)
         return outputs, [d.conditions for d in trace.deferred], np.int64(key)
 
     def jaxpr(self, *inputs, shared: dict[Variable, object] | None = None) -> str:
         """The program XLA gets for these inputs (its first stage, with loops with until)."""
         args = self._arguments(inputs, shared or {})
-        return str(self.jax.make_jaxpr(self._traced, static_argnums=tuple(i + 1 for i in self.static))((), *args))
+        static_argnums = (0,) + tuple(i + 2 for i in self.static)
+        return str(self.jax.make_jaxpr(self._traced, static_argnums=static_argnums)((), (), *args))
 
     def _arguments(self, inputs: Sequence, shared: dict) -> list:
         args = [int(v) if i in self.static else v for i, v in enumerate(inputs)]
@@ -74,14 +75,18 @@ class JaxEvaluator:
 
     def __call__(self, inputs: Sequence, shared: dict[Variable, object] | None = None) -> list:
         args = self._arguments(inputs, shared or {})
+        static_known: tuple = ()
         known: tuple = ()
         while True:
-            outputs, groups, key = self._jitted(known, *args)
-            checks, finish = self._traces[int(key)]
+            outputs, groups, key = self._jitted(static_known, known, *args)
+            checks, end = self._traces[int(key)]
             for (message, error), conditions in zip(checks, groups):
                 if not all(bool(np.all(np.asarray(c))) for c in conditions):
                     raise error(message)
-            if finish is None:
+            if end is None:
                 return [random.generator_of(v) if isinstance(var.type, GeneratorType) else np.array(v)
                         for v, var in zip(outputs, self.fgraph.outputs)]
-            known += (tuple(finish(outputs)),)
+            if end.static:
+                static_known += (end.finish(outputs),)
+            else:
+                known += (end.finish(outputs),)

@@ -31,13 +31,34 @@ def is_traced(value) -> bool:
     return isinstance(value, jax.core.Tracer)
 
 
-class UntilReached(Exception):  # noqa: N818 - a signal that ends a trace, not an error
-    """Ends a trace at a loop with until: its buffers and step count are the stage's results,
-    ``finish`` turns their values into the loop's outputs."""
+class StageEnd(Exception):  # noqa: N818 - a signal that ends a trace, not an error
+    """Ends a staged trace where it needs what only a run tells: the values are the stage's
+    results, ``finish`` turns them (as numpy) into what the next stage knows. A loop with until
+    gives its buffers and step count (its outputs, known as traced arguments); a value that
+    must be static (a length, a step count computed from input values) gives itself (known as
+    a static argument: each new value compiles the next stage again)."""
 
-    def __init__(self, values: list, checks: list[Deferred], finish: Callable[[list], list]):
-        super().__init__("a loop with until ends this stage")
-        self.values, self.checks, self.finish = values, checks, finish
+    def __init__(self, values: list, checks: list[Deferred], finish: Callable[[list], object], static: bool):
+        super().__init__("this stage ends here")
+        self.values, self.checks, self.finish, self.static = values, checks, finish, static
+
+
+@dataclass(frozen=True)
+class Static:
+    """A numpy value computed by an earlier stage, hashable (a static argument of ``jax.jit``)."""
+
+    data: bytes
+    dtype: str
+    shape: tuple
+
+    @classmethod
+    def of(cls, value) -> Static:
+        value = np.array(value, order="C")
+        return cls(value.tobytes(), value.dtype.str, value.shape)
+
+    @property
+    def value(self) -> np.ndarray:
+        return np.frombuffer(self.data, dtype=self.dtype).reshape(self.shape).copy()
 
 
 @dataclass
@@ -53,13 +74,33 @@ class Deferred:
 @dataclass
 class Trace:
     """What one trace of a function collects besides its outputs. A staged trace (the
-    evaluator's top level) may end at a loop with until (``while_loops.py``): ``known`` holds
-    the outputs of the loops earlier stages ran, in the order the trace meets them."""
+    evaluator's top level) may end where it needs a run's result (``StageEnd``): ``known``
+    holds the outputs of the loops with until that earlier stages ran, ``static_known`` the
+    values they computed for ``concrete``, each in the order the trace meets them."""
 
     deferred: list[Deferred] = field(default_factory=list)
     staged: bool = False
     known: tuple = ()
+    static_known: tuple = ()
     untils_seen: int = 0
+    concretes_seen: int = 0
+
+    def concrete(self, value, what: str, node: Apply):
+        """``value`` as numpy: as it is when tracing knows it, else as an earlier stage computed
+        it; else this stage ends to compute it (the top level only: inside a loop or a branch
+        there is no stage to end)."""
+        if not is_traced(value):
+            return np.asarray(value)
+        if not self.staged:
+            raise NotLowerable(f"mode jax needs the {what} of {node.op} before it runs (XLA's shapes are static), "
+                               "but it depends on values computed inside a loop, a branch on a traced condition "
+                               "or ss.jax.to_jax; compute it from shapes or constants, or run this function in "
+                               "mode 'fast' or 'numba'")
+        index = self.concretes_seen
+        self.concretes_seen += 1
+        if index < len(self.static_known):
+            return self.static_known[index].value
+        raise StageEnd([value], [], lambda values: Static.of(values[0]), static=True)
 
 
 def evaluate(fgraph: FunctionGraph, inputs: list, trace: Trace, shared: dict | None = None) -> list:
@@ -75,7 +116,7 @@ def evaluate(fgraph: FunctionGraph, inputs: list, trace: Trace, shared: dict | N
             results = _concrete(node, args) if not any(map(is_traced, args)) else None
             if results is None:
                 results = lower(node, args, trace)
-        except (NotLowerable, UntilReached):
+        except (NotLowerable, StageEnd):
             raise
         except Exception as err:
             raise with_node_context(err, node) from err

@@ -5,15 +5,14 @@ Each recurrent output carries a window of its last ``span`` rows (what its taps 
 gives each step's row as a stacked output, so XLA writes every row once and copies nothing per
 step; its result is the initial rows and those, sliced as the reference slices its buffer
 (a ring: the last rows). Sequences are gathered per tap into the rows each step reads
-(``xs``); nit-sot rows are stacked outputs too. n_steps must be known when the function is traced (from
-shapes, constants or an integer input, which mode jax passes as a static value).
+(``xs``); nit-sot rows are stacked outputs too. n_steps must be static (``Trace.concrete``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from symscan.backends.jax.graph import Deferred, NotLowerable, Trace, evaluate, is_traced
+from symscan.backends.jax.graph import Deferred, Trace, evaluate
 from symscan.backends.scan_loop import result_rows
 from symscan.graph.basic import Apply
 from symscan.scan.args import ScanArgs
@@ -26,11 +25,8 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
 
     args = ScanArgs.from_node(node)
     values = dict(zip(node.inputs, inputs))
-    n_steps = values[args.n_steps]
-    if is_traced(n_steps):
-        raise NotLowerable(f"mode jax needs the step count of {node.op} before the call; pass n_steps as an "
-                           "integer input or a constant")
-    backwards, n_steps = direction_and_steps(args, int(np.asarray(n_steps)))
+    n_steps = trace.concrete(values[args.n_steps], "step count", node)
+    backwards, n_steps = direction_and_steps(args, int(n_steps))
     sequences = [values[s.outer] for s in args.sequences]
     lengths = [int(np.shape(data)[0]) for data in sequences]
     check_sequences(args, lengths, n_steps)

@@ -77,9 +77,21 @@ def _elemwise_functions() -> dict[str, Callable]:
     def second(a, b):
         return jnp.broadcast_to(b, jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b)))
 
+    def psi(x):  # scipy's poles: -inf at +0, +inf at -0 (XLA gives NaN)
+        return jnp.where(x == 0, jnp.where(jnp.signbit(x), jnp.inf, -jnp.inf), special.digamma(x))
+
+    def gammaln(x):  # scipy's -inf at -inf (XLA gives +inf)
+        return jnp.where(x == -jnp.inf, -jnp.inf, special.gammaln(x))
+
+    def erfcinv(y):
+        return -special.ndtri(y / 2) / np.sqrt(2.0).astype(jnp.result_type(y, np.float32))
+
+    def chi2sf(x, k):
+        return special.gammaincc(k / 2, x / 2)
+
     table = {"second": second, "sigmoid": jax.nn.sigmoid, "softplus": jax.nn.softplus, "erf": special.erf,
-             "erfc": special.erfc, "erfinv": special.erfinv, "gammaln": special.gammaln, "psi": special.digamma,
-             "gamma": special.gamma,
+             "erfc": special.erfc, "erfinv": special.erfinv, "gammaln": gammaln, "psi": psi,
+             "gamma": special.gamma, "erfcinv": erfcinv, "chi2sf": chi2sf,
              "switch": jnp.where, "and_": jnp.bitwise_and, "or_": jnp.bitwise_or, "xor": jnp.bitwise_xor}
     from symscan.tensor.elemwise import ELEMWISE_FUNCTIONS
 
@@ -215,19 +227,17 @@ def _make_vector(node, inputs, trace):
     return [jnp.stack(_promoted(inputs, node)) if inputs else jnp.zeros(0, dtype=node.outputs[0].dtype)]
 
 
-def _static_ints(values, what: str, node) -> tuple:
-    if is_traced(values):
-        raise NotLowerable(f"mode jax needs the {what} of {node.op} before the call (XLA's shapes are static), "
-                           "but it depends on an input's values; compute it from shapes or constants")
-    return tuple(int(n) for n in np.atleast_1d(np.asarray(values)))
+def _static_ints(values, what: str, node, trace: Trace) -> tuple:
+    """Integers XLA needs before it runs (a length, a shape, a bound): see ``Trace.concrete``."""
+    return tuple(int(n) for n in np.atleast_1d(trace.concrete(values, what, node)))
 
 
 @jax_lowers(Reshape)
 def _reshape(node, inputs, trace):
     import jax.numpy as jnp
 
-    _static_ints(inputs[1], "target shape", node)
-    return [jnp.reshape(inputs[0], _checked_shape(node, inputs))]
+    shape = np.asarray(_static_ints(inputs[1], "target shape", node, trace), dtype=np.int64)
+    return [jnp.reshape(inputs[0], _checked_shape(node, [inputs[0], shape.reshape(np.shape(inputs[1]))]))]
 
 
 @jax_lowers(Flatten)
@@ -261,8 +271,8 @@ def _sum_to_shape(node, inputs, trace):
 
     x, like = inputs
     if node.op.from_shape:
-        _static_ints(like, "target shape", node)
-    shape = _checked_shape(node, inputs)
+        like = trace.concrete(like, "target shape", node)
+    shape = _checked_shape(node, [x, like])
     lead = x.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)
     return [jnp.reshape(jnp.sum(x, axis=axes), shape) if axes else jnp.reshape(x, shape)]
@@ -272,14 +282,25 @@ def _sum_to_shape(node, inputs, trace):
 def _alloc(node, inputs, trace):
     import jax.numpy as jnp
 
-    for n in inputs[1:]:
-        _static_ints(n, "length", node)
-    return [jnp.broadcast_to(inputs[0], _checked_shape(node, inputs))]
+    lengths = [trace.concrete(n, "length", node) for n in inputs[1:]]
+    return [jnp.broadcast_to(inputs[0], _checked_shape(node, inputs[:1] + lengths))]
 
 
 # ---------------------------------------------------------------------------- indexing
+def _with_static_bounds(node, values: list, trace: Trace) -> list:
+    """``values`` with each slice bound concrete (``Trace.concrete``); ints and arrays may stay traced."""
+    it, result = iter(values), []
+    for entry in node.op.spec:
+        if isinstance(entry, tuple) and entry[0] == "slice":
+            result += [trace.concrete(next(it), "slice bounds", node) for present in entry[1:] if present]
+        elif entry in (INT, ARRAY):
+            result.append(next(it))
+    return result
+
+
 def _index(node, values: list) -> tuple:
-    """The index tuple: ints and arrays may be traced, slice bounds must be concrete."""
+    """The index tuple: ints and arrays may be traced, slice bounds are concrete
+    (``_with_static_bounds``)."""
     from symscan.tensor.subtensor import ELLIPSIS, NONE
 
     it, index = iter(values), []
@@ -289,7 +310,7 @@ def _index(node, values: list) -> tuple:
         elif entry == ELLIPSIS:
             index.append(Ellipsis)
         elif entry[0] == "slice":
-            parts = [_static_ints(next(it), "slice bounds", node)[0] if present else None for present in entry[1:]]
+            parts = [int(next(it)) if present else None for present in entry[1:]]
             index.append(slice(*parts))
         else:
             value = next(it)
@@ -333,6 +354,7 @@ def _subtensor(node, inputs, trace):
     import jax.numpy as jnp
 
     x, *values = inputs
+    values = _with_static_bounds(node, values, trace)
     _check_indices(node, x, values, trace)
     return [jnp.asarray(x)[_index(node, values)]]
 
@@ -342,6 +364,7 @@ def _inc_subtensor(node, inputs, trace):
     import jax.numpy as jnp
 
     x, y, *values = inputs
+    values = _with_static_bounds(node, values, trace)
     _check_indices(node, x, values, trace)
     at = jnp.asarray(x).at[_index(node, values)]
     return [at.set(y) if node.op.set_instead_of_inc else at.add(jnp.asarray(y).astype(x.dtype))]
@@ -356,12 +379,10 @@ def _first_input(node, inputs, trace):
 @jax_lowers(CheckSequenceLength, CheckStepShape, CheckRowShape, SpecifyShape, StepCount, InitialRows)
 def _checked_on_shapes(node, inputs, trace):
     """The op's own check runs on a stand-in for the value it checks (only its shape is read);
-    what else it reads (a step count, a shape) must be known before the call."""
-    values_read = {StepCount: inputs[:1], CheckRowShape: inputs[2:], SpecifyShape: inputs[1:]}.get(type(node.op), [])
-    if any(is_traced(v) for v in values_read):
-        raise NotLowerable(f"mode jax needs the values {node.op} reads before the call (XLA's shapes are static), "
-                           "but they depend on input values; compute the step count from shapes, constants "
-                           "or an integer input")
+    what else it reads (a step count, a shape) must be static (``Trace.concrete``)."""
+    n = len(inputs)
+    read = {StepCount: range(1), CheckRowShape: range(2, n), SpecifyShape: range(1, n)}.get(type(node.op), ())
+    inputs = [trace.concrete(v, "values read", node) if i in read else v for i, v in enumerate(inputs)]
     stand_ins = [_stand_in(v) for v in inputs]
     results = node.op.perform(node, stand_ins)
     if isinstance(node.op, StepCount):
@@ -405,7 +426,7 @@ def _accumulate(node, inputs, trace):
     from symscan.scan.recurrences import _LOGICAL
 
     op, (initial, values, steps) = node.op, inputs
-    steps = _static_ints(steps, "step count", node)[0]
+    steps = _static_ints(steps, "step count", node, trace)[0]
     initial = jnp.asarray(initial)
     if steps:
         check_row_shape(op.name, op.label, initial.shape, values.shape[1:] if op.per_step else values.shape)

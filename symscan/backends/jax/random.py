@@ -42,8 +42,7 @@ def _draw(node, inputs, trace):
     key_data, size, *params = inputs
     if isinstance(key_data, np.random.Generator):  # a constant generator
         key_data = key_of(key_data)
-    if is_traced(size):
-        raise NotLowerable(f"mode jax needs the size of {op} before the call: it is computed from input values")
+    size = trace.concrete(size, "size", node)
     new_key, key = jax.random.split(jax.random.wrap_key_data(jnp.asarray(key_data, dtype=jnp.uint32)))
     shape = tuple(int(s) for s in size) if op.has_size else None
     params = [p if is_traced(p) else np.asarray(p) for p in params]

@@ -3,7 +3,7 @@
 XLA needs every shape before it runs, but such a loop's outputs are as long as the steps it
 ran, which only the run tells. So the loop runs over buffers sized by its bound (n_steps: the
 most steps it may run) and ends the trace there: the jitted function returns the buffers and the
-step count (``UntilReached``), the evaluator slices them on the host as the reference does
+step count (a ``StageEnd``), the evaluator slices them on the host as the reference does
 (``scan_loop.result_rows``) and calls the function again with those outputs as arguments
 (``Trace.known``), which traces the rest of the graph with their real shapes. A graph with k
 such loops runs in k + 1 jitted stages; each new step count compiles its later stages anew.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from symscan.backends.jax.graph import Deferred, NotLowerable, Trace, UntilReached, evaluate
+from symscan.backends.jax.graph import Deferred, NotLowerable, StageEnd, Trace, evaluate
 from symscan.backends.jax.loops import check_row
 from symscan.backends.scan_loop import buffer_length, result_rows
 from symscan.graph.basic import Apply
@@ -54,7 +54,7 @@ def run_until(node: Apply, args: ScanArgs, values: dict, xs_at: Callable, n_step
     raise _run(node, args, values, xs_at, n_steps, windows)
 
 
-def _run(node, args: ScanArgs, values: dict, xs_at: Callable, n_steps: int, windows: list) -> UntilReached:
+def _run(node, args: ScanArgs, values: dict, xs_at: Callable, n_steps: int, windows: list) -> StageEnd:
     import jax
     import jax.numpy as jnp
     from jax import lax
@@ -106,13 +106,13 @@ def _run(node, args: ScanArgs, values: dict, xs_at: Callable, n_steps: int, wind
         lambda s: (s[0] < n_steps) & ~s[1], body, state)
     checks = [Deferred(f"{d.message} (in {node.op})", d.error, [p]) for d, p in zip(body_traces[-1].deferred, passed)]
 
-    def finish(values: list) -> list:
+    def finish(values: list) -> tuple:
         steps_run = int(values[0])
         rows = [result_rows(np.asarray(v), layout.history, steps_run, layout.ring)
                 for layout, v in zip(rec + nit, values[1:1 + n_rec + n_nit])]
-        return rows + [np.asarray(v) for v in values[1 + n_rec + n_nit:]]
+        return tuple(rows + [np.asarray(v) for v in values[1 + n_rec + n_nit:]])
 
-    return UntilReached([steps] + list(buffers) + list(nit_buffers) + list(shared), checks, finish)
+    return StageEnd([steps] + list(buffers) + list(nit_buffers) + list(shared), checks, finish, static=False)
 
 
 def _check_bound(node, n_steps: int, first: list, nit: list, nit_rows: list) -> None:
