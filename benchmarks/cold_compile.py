@@ -8,6 +8,9 @@ when the gradient is there: building the model's graph, the gradient (``ss.grad`
 ``jax.jit``), compiling and the first call. symscan "cold" has an empty kernel cache
 (``SYMSCAN_CACHE_DIR`` a fresh temporary directory), "warm" the cache the cold run left; PyTensor
 gets a fresh compile directory (its Numba cache lives there); JAX keeps no cache across processes.
+"jax-mode" is symscan in mode jax (``ss.grad``, then ``ss.function(..., mode="jax")``: the
+optimised gradient graph as one ``jax.jit`` function), run once, against the hand-written JAX
+on the same device (peers.py's: the CPU unless ``JAX_PLATFORMS`` says otherwise).
 Each result is checked against the numpy BPTT (lstm.py) after the clock stopped. The numba
 evaluator's ``backend_report()`` says which loops each run compiled.
 """
@@ -35,16 +38,26 @@ SIZES = {"T=50 batch=8 in=16 hidden=32 (the issue's)": (50, 8, 16, 32),
          "T=200 batch=32 in=64 hidden=256 (G10's)": (200, 32, 64, 256)}
 QUICK_SIZES = {"T=5 batch=2 in=3 hidden=4 (quick)": (5, 2, 3, 4)}
 PEERS = ("jax", "pytensor")
+SYSTEMS = ("symscan", "jax-mode") + PEERS
 WRT = [1, 2, 3, 4, 5]  # W, U, b, h0, c0
 
 
 # ---------------------------------------------------------------------------- in the fresh process
 def _builder(system: str, mode: str):
     """Import ``system`` (before the clock) and return a function of the hidden size that builds
-    the gradient function: (function, its backend report or [])."""
-    if system == "symscan":
+    the gradient function: (function, its backend report or []). "jax-mode" is symscan in mode
+    jax (``mode`` is then ignored)."""
+    if system in ("symscan", "jax-mode"):
         import symscan as ss
         from benchmarks import grad_workloads, lstm
+
+        if system == "jax-mode":
+            from benchmarks import peers  # noqa: F401 - its JAX_PLATFORMS default: the JAX peer's device, for both
+
+            mode = "jax"
+            import jax  # noqa: F401 - JAX and symscan's lowering imported before the clock, as jax for its peer
+
+            import symscan.backends.jax  # noqa: F401
 
         def build(n_hidden: int):
             inputs, outputs = lstm.lstm_graph(n_hidden)
@@ -64,7 +77,7 @@ def _builder(system: str, mode: str):
         import pytensor.tensor  # noqa: F401
 
         return lambda n_hidden: (grad_peers.pytensor_grad_function("W10", WRT, {"n_hidden": n_hidden}), list)
-    raise ValueError(f"unknown system {system!r}; use symscan, jax or pytensor")
+    raise ValueError(f"unknown system {system!r}; use one of {', '.join(SYSTEMS)}")
 
 
 def child(system: str, size: list[int], mode: str) -> None:
@@ -97,16 +110,21 @@ def run_child(system: str, size: tuple, mode: str, cache: Path) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def measure(sizes: dict, mode: str = "numba", systems: tuple = ("symscan",) + PEERS) -> list[dict]:
-    """One row per size and run: symscan cold then warm (sharing one cache), then each peer."""
-    systems = [s for s in systems if s == "symscan" or importlib.util.find_spec(s) is not None]
+def measure(sizes: dict, mode: str = "numba", systems: tuple = SYSTEMS) -> list[dict]:
+    """One row per size and run: symscan cold then warm (sharing one cache), jax-mode, then each peer."""
+    unknown = set(systems) - set(SYSTEMS)
+    if unknown:
+        raise ValueError(f"unknown systems {sorted(unknown)}; use {', '.join(SYSTEMS)}")
+    needs = {"jax-mode": "jax"}  # the module a system needs
+    systems = [s for s in systems if s == "symscan" or importlib.util.find_spec(needs.get(s, s)) is not None]
     rows = []
     for label, size in sizes.items():
         with tempfile.TemporaryDirectory() as cache:
             runs = [("symscan", "cold"), ("symscan", "warm")] if "symscan" in systems else []
-            for system, state in runs + [(p, "cold") for p in PEERS if p in systems]:
+            runs += [(s, "cold") for s in ("jax-mode",) + PEERS if s in systems]
+            for system, state in runs:
                 row = {"size": label, "dims": list(size), "system": system, "cache": state,
-                       "mode": mode if system == "symscan" else None}
+                       "mode": {"symscan": mode, "jax-mode": "jax"}.get(system)}
                 row.update(run_child(system, size, mode, Path(cache)))
                 print(json.dumps(row), file=sys.stderr, flush=True)
                 rows.append(row)
@@ -127,6 +145,12 @@ mode {{mode}} with an empty kernel cache (cold) and with the cache the cold run 
 with an empty compile directory. The model is G10's LSTM (`lstm.py`, cost: the sum of squares of
 every step's h; gradient w.r.t. W, U, b, h0, c0); every result is checked against the numpy BPTT.
 "loops" is symscan's `backend_report()` in the cold run. The issue's target: cold at most 2x JAX.
+{{jax_mode}}"""
+
+JAX_MODE = """"jax-mode" is symscan in mode jax (`ss.grad`, then `ss.function(..., mode="jax")`, the
+optimised graph as one `jax.jit` function; JAX and symscan's lowering imported before the clock)
+on JAX's device (the CPU unless `JAX_PLATFORMS` says otherwise; `--systems jax-mode,jax` runs
+just the two); the issue's target for it: within 2x of JAX's first result.
 """
 
 
@@ -134,24 +158,29 @@ def markdown(rows: list[dict], mode: str) -> str:
     """The README section for ``rows`` (one run of ``measure``)."""
     by = {(r["size"], r["system"], r["cache"]): r for r in rows}
     columns = [("symscan", "cold"), ("symscan", "warm"), ("jax", "cold"), ("pytensor", "cold")]
+    jax_mode = any(r["system"] == "jax-mode" for r in rows)  # its two columns only when it ran
+    if jax_mode:
+        columns.insert(2, ("jax-mode", "cold"))
 
     def cell(size: str, key: tuple) -> str:
         row = by.get((size,) + key)
         return "-" if row is None else f"{row['first_result_s']:.3g}" + (" (wrong)" if wrong(row) else "")
 
-    def ratio(size: str) -> str:
-        cold, jax = by.get((size, "symscan", "cold")), by.get((size, "jax", "cold"))
+    def ratio(size: str, system: str = "symscan") -> str:
+        cold, jax = by.get((size, system, "cold")), by.get((size, "jax", "cold"))
         return f"{cold['first_result_s'] / jax['first_result_s']:.2f}" if cold and jax else "-"
 
-    lines = [ABOUT.format(mode=mode), f"Run on {date.today().isoformat()}: {platform.platform()}, "
-             f"Python {platform.python_version()}", "",
-             f"| model | symscan {mode} cold | symscan {mode} warm | JAX | PyTensor | cold/JAX | loops (cold run) |",
-             "|---|---|---|---|---|---|---|"]
+    headers = [f"symscan {mode} cold", f"symscan {mode} warm"] + ["jax-mode"] * jax_mode
+    headers += ["JAX", "PyTensor", "cold/JAX"] + ["jax-mode/JAX"] * jax_mode + ["loops (cold run)"]
+    lines = [ABOUT.format(mode=mode, jax_mode=JAX_MODE if jax_mode else ""),
+             f"Run on {date.today().isoformat()}: {platform.platform()}, Python {platform.python_version()}", "",
+             "| model | " + " | ".join(headers) + " |", "|---" * (len(headers) + 1) + "|"]
     for size in dict.fromkeys(r["size"] for r in rows):
         cold = by.get((size, "symscan", "cold"))
         loops = (", ".join(cold["report"]) or ("no loop left" if mode == "numba" else "-")) if cold else "-"
+        ratios = [ratio(size)] + [ratio(size, "jax-mode")] * jax_mode
         lines.append(f"| LSTM {size} | " + " | ".join(cell(size, key) for key in columns)
-                     + f" | {ratio(size)} | {loops} |")
+                     + " | " + " | ".join(ratios) + f" | {loops} |")
     return "\n".join(lines) + "\n"
 
 
@@ -159,14 +188,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.cold_compile", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one tiny LSTM (a smoke test)")
     parser.add_argument("--mode", default="numba", help="symscan's mode (numba, fast or default)")
-    parser.add_argument("--systems", default="symscan,jax,pytensor", help="comma-separated: symscan, jax, pytensor")
+    parser.add_argument("--systems", default=",".join(SYSTEMS),
+                        help=f"comma-separated: {', '.join(SYSTEMS)} (jax-mode: symscan in mode jax)")
     parser.add_argument("--markdown", default=str(HERE / "README.md"), help="the README whose section is rewritten")
     parser.add_argument("--jsonl", default=str(HERE / "cold_compile.jsonl"), help="where the rows go")
     args = parser.parse_args(argv)
     rows = measure(QUICK_SIZES if args.quick else SIZES, args.mode, tuple(args.systems.split(",")))
     for row in rows:
         if wrong(row):
-            if row["system"] == "symscan":
+            if row["system"] in ("symscan", "jax-mode"):
                 raise AssertionError(f"cold compile: symscan's LSTM gradient differs from the numpy BPTT: {row}")
             print(f"cold compile: {row['system']}'s LSTM gradient differs from the numpy BPTT: {row}", file=sys.stderr)
     Path(args.jsonl).write_text("".join(json.dumps(r) + "\n" for r in rows))
