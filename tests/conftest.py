@@ -40,6 +40,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xfail(raises=NotLowerable, strict=True, reason=jax_limits.NOT_LOWERABLE))
         elif test in jax_limits.COMPARES_NUMPY_DRAWS:
             item.add_marker(pytest.mark.skip(reason=jax_limits.NUMPY_DRAWS))
+        elif test in jax_limits.PROFILES:
+            item.add_marker(pytest.mark.skip(reason=jax_limits.NO_PROFILE))
 
 
 def pytest_configure(config):

@@ -237,6 +237,22 @@ def test_linear_algebra_raises_and_reads_as_lapack_does(rng):
     _agree([S, B], L.solve_triangular(S, B, lower=True), [stack, rng.normal(size=(4, 2))])
 
 
+def test_what_made_xla_abort_agrees_now(rng):
+    """Programs the fuzzer found XLA 0.10's compiler aborting on (tests/fuzz/repros/jax_*): a
+    running maximum over zero steps (a join with an empty operand, sliced), and a gradient that
+    reverses an increment of a whole array (a scatter with no index axes): blocks are updated
+    with dynamic_update_slice instead."""
+    x, h = T.dmatrix("x"), T.dvector("h")
+    out, _ = ss.scan(lambda x_t, p: T.maximum(p, x_t), sequences=[x], outputs_info=[h], n_steps=0)
+    _agree([x, h], out, [rng.normal(size=(4, 3)), np.zeros(3)])
+    m, _ = ss.scan(lambda p: p, outputs_info=[h], n_steps=2)
+    _agree([h], ss.grad((m[-2:] * np.array([[0.7, 1.1], [0.9, 1.3]])).sum(), h), [np.ones(2)])
+    A, y = T.dmatrix("A"), T.dvector("y")
+    outs = [T.inc_subtensor(A[1:3], y), T.set_subtensor(A[:, 1:], 5.0), T.inc_subtensor(A[-2:, :2], 1.0),
+            T.inc_subtensor(A[::2], y), T.inc_subtensor(A[5:], y), T.set_subtensor(A[:], 2.0)]
+    _agree([A, y], outs, [rng.normal(size=(4, 3)), rng.normal(size=3)])
+
+
 # ---------------------------------------------------------------------------- loops with until
 def _doubling(x0, n_steps, extra=None):
     """x, 2x, 4x, ... until a value passes 10, at most n_steps steps; a nit-sot of halves."""
@@ -304,10 +320,28 @@ def test_where_a_loop_with_until_cannot_end_a_stage_it_is_refused_by_name():
     outer, _ = ss.scan(inner, outputs_info=x0, n_steps=3)
     with pytest.raises(NotLowerable, match="until"):
         ss.function([x0], outer, mode="jax")(np.float64(1.0))
-    v0 = T.vector("v0")
-    big, _ = ss.scan(lambda v: (v * 2.0, ss.until(v.sum() > 10.0)), outputs_info=v0, n_steps=2**40)
-    with pytest.raises(NotLowerable, match="n_steps"):
-        ss.function([v0], big, mode="jax")(np.ones(4))
+
+
+
+@pytest.mark.parametrize("steps", [3, 64, 65, 300])
+def test_a_loop_with_a_huge_bound_grows_its_buffers_as_the_reference_does(steps):
+    """A while loop's bound (2**62 here) is no room to allocate: 64 steps, then twice as many
+    each time the loop fills them (a stage each), rings keeping their layout."""
+    lim = T.scalar("lim")
+    total = ss.shared(np.float64(0.0), name="total")
+
+    def step(c, c2, lim):
+        return [c + 1.0, c2 * 0.5 + c, (c + 1.0) * 2.0], {total: total + c}, ss.until(c + 1.0 >= lim)
+    (cs, ring, doubled), updates = ss.scan(step, outputs_info=[T.constant(0.0), T.constant(np.ones(2)), None],
+                                           non_sequences=lim, n_steps=2**62)
+    results = {}
+    for mode in ("py", "jax"):
+        total.set_value(np.float64(0.0))
+        f = ss.function([lim], [cs, ring[-3:], doubled], updates=updates, mode=mode)
+        results[mode] = f(float(steps)) + [total.get_value()]
+    for got, want in zip(results["jax"], results["py"]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert len(results["jax"][0]) == steps
 
 
 # ---------------------------------------------------------------------------- random draws
@@ -379,6 +413,14 @@ def test_bad_parameters_of_a_draw_raise_as_in_mode_py():
         for mode in ("py", "jax"):
             with pytest.raises(ValueError):
                 ss.function(inputs, out, mode=mode)(*values)
+
+
+def test_a_profiled_loop_runs_unprofiled_and_says_so():
+    x = T.vector("x")
+    out, _ = ss.scan(lambda v, s: s + v, sequences=x, outputs_info=T.constant(0.0), profile=True, name="timed")
+    with pytest.warns(UserWarning, match="profile=True"):
+        f = _agree([x], out, [np.arange(4.0)])
+    assert f.profile is None
 
 
 def test_without_jax_the_mode_says_how_to_install_it(monkeypatch):

@@ -16,6 +16,10 @@ with an expected error.
 One error may or may not happen: ``[-1]`` of an empty output in the initial value of an output
 nothing reads (mode "py" computes it for a loop, not for an unrolled step; rewrites drop it).
 There a mode may raise (an ``ERROR_TYPES`` error) or return the reference's values.
+
+Mode "jax" refuses what it cannot lower yet (a few ops, and uses such as an ``until`` loop
+inside another loop) with ``NotLowerable``: there the program is skipped for that mode
+(``skipped``, counted in ``stats``), neither an agreement nor a disagreement.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +39,14 @@ import symscan as ss
 
 NUMBA = importlib.util.find_spec("numba") is not None
 """Whether mode "numba" can run (numba is an optional extra)."""
+JAX = importlib.util.find_spec("jax") is not None
+"""Whether mode "jax" can run (jax is an optional extra)."""
+
+try:  # the class only: symscan.backends.jax imports jax when a function is built in mode jax
+    from symscan.backends.jax.graph import NotLowerable
+except ImportError:  # pragma: no cover - a symscan without mode jax
+    class NotLowerable(NotImplementedError):  # never raised
+        pass
 
 MODES: dict[str, dict] = {
     "py": dict(mode="py"),
@@ -42,16 +55,21 @@ MODES: dict[str, dict] = {
        for tag in ("canonicalize", "push_out", "merge", "save_mem", "vectorize", "fusion", "inplace")},
     "onnxruntime": dict(mode="onnxruntime"),
     **({"numba": dict(mode="numba")} if NUMBA else {}),
+    **({"jax": dict(mode="jax")} if JAX else {}),
 }
 """Each mode by the name the summary uses: its ``ss.function`` arguments. ``fast-TAG`` is mode
 "fast" with the rewrites tagged TAG off (``-merge`` is the whole merge tag, see README). Mode
-"numba" only where numba is installed."""
+"numba" only where numba is installed, mode "jax" only where jax is."""
 
-DEFAULT_MODES = [mode for mode in MODES if mode != "numba"]
-"""The modes the CLI and the pytest profiles run unless told otherwise: all but "numba", which
-compiles each new loop into a kernel (0.1-3 s, about a hundred times what a program takes in the
-other modes). ``--modes numba`` (or ``--modes ... numba``) adds it; test_fuzz.py has a small
-profile of its own."""
+SLOW_MODES = ("numba", "jax")
+"""Modes that compile each new program: numba each new loop into a kernel (0.1-3 s, about fifty
+times what one of the other modes takes per program), jax each program into one XLA executable
+(~0.1 s, about five times; see README's measurements). Ask for them with ``--modes``."""
+
+DEFAULT_MODES = [mode for mode in MODES if mode not in SLOW_MODES]
+"""The modes the CLI and the pytest profiles run unless told otherwise: all but ``SLOW_MODES``.
+``--modes numba`` (or ``--modes py jax``...) adds them; test_fuzz.py has small profiles of their
+own."""
 
 ERROR_TYPES = (ValueError, TypeError, IndexError)
 RTOL = 1e-7
@@ -82,8 +100,9 @@ class Disagreement:
         return f"{self.mode}: {self.problem()}"
 
 
-def check_program(program: Program, modes: list[str]) -> list[Disagreement]:
-    """Every disagreement of ``modes`` with the reference on ``program``."""
+def check_program(program: Program, modes: list[str], stats: Counter | None = None) -> list[Disagreement]:
+    """Every disagreement of ``modes`` with the reference on ``program``; ``stats`` counts the
+    modes that skip it (``"skipped MODE"``: mode jax cannot lower it)."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
@@ -98,9 +117,22 @@ def check_program(program: Program, modes: list[str]) -> list[Disagreement]:
         found = []
         for mode in modes:
             problem = _check_mode(graph, mode, expected)
-            if problem:
+            if problem is SKIPPED:
+                if stats is not None:
+                    stats[f"skipped {mode}"] += 1
+            elif problem:
                 found.append(Disagreement(mode, *problem))
         return found
+
+
+SKIPPED = ("skipped", "")
+"""What ``_check_mode`` returns for a program the mode cannot run (``skipped``)."""
+
+
+def skipped(mode: str, err: Exception) -> bool:
+    """Whether ``err``, raised in ``mode``, says the mode cannot run the program at all (mode
+    jax's ``NotLowerable``) rather than that it ran it wrong: the program is skipped there."""
+    return MODES[mode]["mode"] == "jax" and isinstance(err, NotLowerable)
 
 
 def run_mode(graph: Graph, mode: str) -> tuple[list, dict]:
@@ -128,6 +160,8 @@ def _check_mode(graph: Graph, mode: str, expected) -> tuple[str, str] | None:
     except _ModifiedInput as err:
         return "modified input", str(err)
     except Exception as err:
+        if skipped(mode, err):
+            return SKIPPED
         return _judge_error(err, expected, strict_type=mode != "onnxruntime")
     if isinstance(expected, ExpectedError):
         return "result instead of error", f"expected an error ({expected}), got {_short(outputs)}"

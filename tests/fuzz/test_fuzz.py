@@ -5,12 +5,13 @@ failing program before reporting it. ``python -m tests.fuzz --minutes N`` runs l
 The same for gradients (fuzz_grad.py): its regression list (open bugs as strict xfails) and a
 profile of about 20 s. ``python -m tests.fuzz --grad --minutes N`` runs longer.
 
-Mode numba (where installed) runs the regression lists, and small profiles of its own
-(``NUMBA_PROFILE_EXAMPLES``): the big profiles run ``DEFAULT_MODES``, every other mode."""
+Modes numba and jax (where installed) run the regression lists, and small profiles of their own
+(``NUMBA_PROFILE_EXAMPLES``, ``JAX_PROFILE_EXAMPLES``): the big profiles run ``DEFAULT_MODES``,
+every other mode. A program mode jax cannot lower (``NotLowerable``) is skipped there."""
 
 import pytest
 from fuzz_choosers import HypothesisChooser
-from fuzz_compare import DEFAULT_MODES, MODES, NUMBA, check_program
+from fuzz_compare import DEFAULT_MODES, JAX, MODES, NUMBA, check_program
 from fuzz_generate import generate
 from fuzz_grad import check_gradient
 from fuzz_grad_regressions import GRAD_REGRESSIONS, KNOWN_BUGS, known_bug
@@ -27,6 +28,10 @@ NUMBA_PROFILE_EXAMPLES = 40
 kernel (0.1-3 s; numba's on-disk cache serves the next run), so a few programs only, in mode
 numba alone against the reference (and against mode py for gradients). ``python -m tests.fuzz
 --modes numba --minutes N`` (``--grad`` too) runs longer."""
+JAX_PROFILE_EXAMPLES = 40
+"""Mode jax's own profile (where jax is installed): each program is traced and compiled by XLA
+(~0.1 s), so a few programs, in mode jax alone (against mode py for gradients), ~5 s. ``python
+-m tests.fuzz --modes jax --minutes N`` (``--grad`` too) runs longer."""
 
 
 def _report(found, program=None) -> str:
@@ -37,7 +42,7 @@ def _report(found, program=None) -> str:
 @pytest.mark.parametrize("program", [program for _, program in REGRESSIONS],
                          ids=[why for why, _ in REGRESSIONS])
 def test_regression(program):
-    found = check_program(program, list(MODES))  # numba too: a few programs
+    found = check_program(program, list(MODES))  # numba and jax too: a few programs
     assert not found, _report(found, program)
 
 
@@ -64,6 +69,15 @@ def test_numba_random_programs(program):
     assert not found, _report(found)
 
 
+@pytest.mark.skipif(not JAX, reason="mode jax needs jax (pip install -e \".[jax]\")")
+@settings(max_examples=JAX_PROFILE_EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs())
+def test_jax_random_programs(program):
+    found = check_program(program, ["jax"])
+    assert not found, _report(found)
+
+
 # ---------------------------------------------------------------------------- gradients (fuzz_grad.py)
 GRAD_PROFILE_EXAMPLES = 80
 """About 20 s on the project's 2-core machine (hypothesis's programs grow: the last ten take half
@@ -73,6 +87,8 @@ the reference."""
 
 NUMBA_GRAD_PROFILE_EXAMPLES = 20
 """Mode numba's gradients: a few programs, as ``NUMBA_PROFILE_EXAMPLES``."""
+JAX_GRAD_PROFILE_EXAMPLES = 20
+"""Mode jax's gradients: a few programs, as ``JAX_PROFILE_EXAMPLES``."""
 
 
 class KnownBugStillThere(Exception):
@@ -88,7 +104,7 @@ def _grad_params():
 
 @pytest.mark.parametrize("program, bug", list(_grad_params()))
 def test_grad_regression(program, bug):
-    found = check_gradient(program, list(MODES))
+    found = check_gradient(program, list(MODES))  # numba and jax too
     if bug and found and all(known_bug(program, d) == bug for d in found):
         raise KnownBugStillThere(_report(found, program))
     assert not found, _report(found, program)  # a known bug's entry failing otherwise fails outright
@@ -111,4 +127,15 @@ def test_numba_grad_random_programs(program):
     """Mode numba's gradients against mode py's and the finite differences (see
     ``NUMBA_PROFILE_EXAMPLES``)."""
     found = [d for d in check_gradient(program, ["numba"]) if known_bug(program, d) is None]
+    assert not found, _report(found)
+
+
+@pytest.mark.skipif(not JAX, reason="mode jax needs jax (pip install -e \".[jax]\")")
+@settings(max_examples=JAX_GRAD_PROFILE_EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs())
+def test_jax_grad_random_programs(program):
+    """Mode jax's gradients against mode py's and the finite differences (see
+    ``JAX_PROFILE_EXAMPLES``)."""
+    found = [d for d in check_gradient(program, ["jax"]) if known_bug(program, d) is None]
     assert not found, _report(found)

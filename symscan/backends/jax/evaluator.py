@@ -37,6 +37,7 @@ class JaxEvaluator:
 
     def __init__(self, fgraph: FunctionGraph):
         self.jax = _jax()
+        _warn_of_profiles(fgraph)
         self.fgraph = fgraph
         self.shared = list(fgraph.shared_variables)
         self.static = tuple(i for i, v in enumerate(fgraph.inputs)
@@ -44,6 +45,13 @@ class JaxEvaluator:
         self._traces: dict[int, tuple] = {}  # per trace: its checks' (message, error class), its stage end
         self._n_inputs = len(fgraph.inputs)
         self._jitted = self.jax.jit(self._traced, static_argnums=(0,) + tuple(i + 2 for i in self.static))
+
+    def __getstate__(self) -> dict:
+        """Pickle the graph only: jitted functions and traces do not pickle."""
+        return {"fgraph": self.fgraph}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["fgraph"])
 
     def _traced(self, static_known, known, *values):
         """One stage: the whole graph, or the graph up to where it needs a run's result
@@ -89,4 +97,22 @@ class JaxEvaluator:
             if end.static:
                 static_known += (end.finish(outputs),)
             else:
-                known += (end.finish(outputs),)
+                known = known[:end.slot] + (end.finish(outputs),)
+
+
+def _warn_of_profiles(fgraph: FunctionGraph) -> None:
+    """XLA runs the function as one program: no loop in it can be timed alone, so a loop built
+    with ``profile=True`` runs unprofiled (``f.profile`` is None), as Theano's profile flag
+    could be ignored."""
+    import warnings
+
+    from symscan.scan.op import Scan
+
+    for node in fgraph.toposort():
+        if isinstance(node.op, Scan) and node.op.info.profile:
+            warnings.warn(f"mode jax cannot time {node.op} alone (scan(profile=True)): XLA runs the function as "
+                          "one program, so f.profile stays None; build it in mode 'fast' to profile it",
+                          stacklevel=4)
+            return
+        for inner in node.op.inner_graphs():
+            _warn_of_profiles(inner)

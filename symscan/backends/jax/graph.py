@@ -38,9 +38,11 @@ class StageEnd(Exception):  # noqa: N818 - a signal that ends a trace, not an er
     must be static (a length, a step count computed from input values) gives itself (known as
     a static argument: each new value compiles the next stage again)."""
 
-    def __init__(self, values: list, checks: list[Deferred], finish: Callable[[list], object], static: bool):
+    def __init__(self, values: list, checks: list[Deferred], finish: Callable[[list], object], static: bool,
+                 slot: int | None = None):
         super().__init__("this stage ends here")
         self.values, self.checks, self.finish, self.static = values, checks, finish, static
+        self.slot = slot  # where in ``known`` the result goes (a resumed loop replaces its earlier state)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from symscan.scan.recurrences import Accumulate, LinearRecurrence
 from symscan.tensor.assertion import Assert
 from symscan.tensor.broadcast import SumToShape
 from symscan.tensor.composite import Composite
-from symscan.tensor.creation import Alloc
+from symscan.tensor.creation import Alloc, Arange
 from symscan.tensor.elemwise import Cast, Elemwise
 from symscan.tensor.gradient_markers import GradientMarker
 from symscan.tensor.math import CumOp, Dot, MatMul, Outer, Reduce
@@ -124,6 +124,7 @@ def _elemwise(node, inputs, trace):
     import jax.numpy as jnp
 
     name, skip = node.op.name, _ROLE_INPUTS.get(node.op.name, 0)
+    _check_broadcast(inputs)
     operands = inputs[skip:]
     dtype = np.result_type(*(np.dtype(v.dtype) for v in operands)) if operands else None
     out = np.dtype(node.outputs[0].dtype)
@@ -135,6 +136,16 @@ def _elemwise(node, inputs, trace):
     if dtype is not None and dtype.kind in "iu" and name in ("pow", "floor_div", "mod", "fmod"):
         return [_integer_op(name, args, node, trace)]
     return [elemwise_function(name)(*args)]
+
+
+def _check_broadcast(inputs: list) -> None:
+    """numpy's error where the operands' shapes do not broadcast (JAX raises a TypeError)."""
+    shapes = [np.shape(v) for v in inputs]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(str(s).replace(" ", "") for s in shapes)) from None
 
 
 def _integer_op(name: str, args: list, node, trace: Trace):
@@ -286,6 +297,12 @@ def _alloc(node, inputs, trace):
     return [jnp.broadcast_to(inputs[0], _checked_shape(node, inputs[:1] + lengths))]
 
 
+@jax_lowers(Arange)
+def _arange(node, inputs, trace):
+    """Its bounds decide its length: they must be static (``Trace.concrete``)."""
+    return node.op.perform(node, [trace.concrete(v, "bounds", node) for v in inputs])
+
+
 # ---------------------------------------------------------------------------- indexing
 def _with_static_bounds(node, values: list, trace: Trace) -> list:
     """``values`` with each slice bound concrete (``Trace.concrete``); ints and arrays may stay traced."""
@@ -366,8 +383,29 @@ def _inc_subtensor(node, inputs, trace):
     x, y, *values = inputs
     values = _with_static_bounds(node, values, trace)
     _check_indices(node, x, values, trace)
-    at = jnp.asarray(x).at[_index(node, values)]
+    index = _index(node, values)
+    block = _contiguous_block(index, np.shape(x))
+    if block is not None:  # a block of x: an update of that block (XLA 0.10 aborts on some such scatters)
+        from jax import lax
+
+        old = jnp.asarray(x)[index]
+        new = jnp.broadcast_to(jnp.asarray(y), old.shape).astype(old.dtype)
+        return [lax.dynamic_update_slice(jnp.asarray(x), new if node.op.set_instead_of_inc else old + new, block)]
+    at = jnp.asarray(x).at[index]
     return [at.set(y) if node.op.set_instead_of_inc else at.add(jnp.asarray(y).astype(x.dtype))]
+
+
+def _contiguous_block(index: tuple, shape: tuple) -> tuple | None:
+    """The start of each axis when ``index`` is slices of step 1 only (a block), else None."""
+    if any(not isinstance(entry, slice) for entry in index) or len(index) > len(shape):
+        return None
+    starts = []
+    for entry, length in zip(index, shape):
+        start, _, step = entry.indices(length)
+        if step != 1:
+            return None
+        starts.append(start)
+    return tuple(starts) + (0,) * (len(shape) - len(index))
 
 
 # ---------------------------------------------------------------------------- checks
@@ -432,6 +470,8 @@ def _accumulate(node, inputs, trace):
         check_row_shape(op.name, op.label, initial.shape, values.shape[1:] if op.per_step else values.shape)
     dtype = np.dtype(node.outputs[0].dtype)
     name = _LOGICAL.get(op.op, op.op) if dtype.kind == "b" else op.op
+    if steps == 0:  # (XLA 0.10 aborts on the join with an empty operand, sliced)
+        return [initial.astype(dtype) if op.last else initial.astype(dtype)[None]]
     operand = jnp.broadcast_to(values if op.per_step else values[None], (steps,) + initial.shape).astype(dtype)
     rows = jnp.concatenate([initial.astype(dtype)[None], operand])
     rows = jnp.cumsum(rows, axis=0) if name == "add" else lax.associative_scan(elemwise_function(name), rows, axis=0)

@@ -1,125 +1,167 @@
 """A Scan with ``until(...)`` as ``lax.while_loop``, run in stages.
 
 XLA needs every shape before it runs, but such a loop's outputs are as long as the steps it
-ran, which only the run tells. So the loop runs over buffers sized by its bound (n_steps: the
-most steps it may run) and ends the trace there: the jitted function returns the buffers and the
-step count (a ``StageEnd``), the evaluator slices them on the host as the reference does
-(``scan_loop.result_rows``) and calls the function again with those outputs as arguments
-(``Trace.known``), which traces the rest of the graph with their real shapes. A graph with k
-such loops runs in k + 1 jitted stages; each new step count compiles its later stages anew.
+ran, which only the run tells. So the loop runs over buffers with room for a number of steps
+and ends the trace there (a ``graph.StageEnd``): the jitted function returns the buffers, the
+step count and whether the condition held; the evaluator slices the rows on the host as the
+reference does (``scan_loop.result_rows``) and calls the function again with those outputs as
+arguments (``Trace.known``), which traces the rest of the graph with their real lengths.
 
-The buffers hold n_steps rows, so a bound far beyond the steps a loop runs costs memory:
-``MAX_BUFFER_BYTES`` refuses a bound whose buffers would not fit. Inside another loop or a
-branch on a traced condition there is no stage to end, and such a loop is refused.
+The room is the bound (n_steps) when buffers for every step take at most ``UPFRONT_BYTES``;
+otherwise (a while loop's bound may be 2**63 - 1) it starts at ``scan_loop.GROWTH_START``
+steps and, when the loop fills it, the buffers grow on the host as the reference grows its own
+(``scan_loop.grown``: rings keep their layout) and the loop resumes where it stopped in a new
+stage. Each room size compiles once. Inside another loop or a branch on a traced condition
+there is no stage to end, and such a loop is refused.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from symscan.backends.jax.graph import Deferred, NotLowerable, StageEnd, Trace, evaluate
 from symscan.backends.jax.loops import check_row
-from symscan.backends.scan_loop import buffer_length, result_rows
+from symscan.backends.scan_loop import GROWTH_START, buffer_length, grown, more_room, result_rows
 from symscan.graph.basic import Apply
 from symscan.scan.args import ScanArgs
 
-MAX_BUFFER_BYTES = 2**30
-"""The most bytes the buffers of one loop with until may take (they hold n_steps rows each)."""
-
-
-@dataclass
-class _Layout:
-    """Where each output's rows live: its history (initial rows) and ring, and the buffer
-    length for n_steps steps."""
-
-    history: int
-    ring: int | None
-    length: int
+UPFRONT_BYTES = 2**26
+"""Buffers for every step of the bound up to this many bytes (64 MiB) are allocated at once:
+one compile, no growth."""
 
 
 def run_until(node: Apply, args: ScanArgs, values: dict, xs_at: Callable, n_steps: int, windows: list,
               trace: Trace) -> list:
-    """The loop's outputs when an earlier stage ran it, else its run as this stage's end."""
+    """The loop's outputs when earlier stages ran it, else its run (or its run resumed) as
+    this stage's end."""
     if not trace.staged:
         raise NotLowerable(f"mode jax cannot lower {node.op}, a loop with until(...), inside another loop, a "
                            "branch on a traced condition or ss.jax.to_jax: its outputs' lengths are known only "
                            "when it has run; run this function in mode 'fast' or 'numba'")
     index = trace.untils_seen
     trace.untils_seen += 1
-    if index < len(trace.known):
-        return list(trace.known[index])
-    raise _run(node, args, values, xs_at, n_steps, windows)
+    known = trace.known[index] if index < len(trace.known) else None
+    if isinstance(known, tuple):
+        return list(known)
+    raise _WhileLoop(node, args, values, xs_at, n_steps).run(windows, resumed=known, slot=index)
 
 
-def _run(node, args: ScanArgs, values: dict, xs_at: Callable, n_steps: int, windows: list) -> StageEnd:
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
+class _WhileLoop:
+    def __init__(self, node, args: ScanArgs, values: dict, xs_at: Callable, n_steps: int):
+        self.node, self.args, self.xs_at, self.n_steps = node, args, xs_at, n_steps
+        self.non_seqs = [values[n.outer] for n in args.non_seqs]
+        self.shared = [values[s.outer] for s in args.shared]
+        self.histories = [e.span for e in args.recurrent] + [0] * len(args.nit_sot)
+        self.rings = [e.ring for e in args.recurrent + args.nit_sot]
+        self.n_rec, self.n_nit = len(args.recurrent), len(args.nit_sot)
+        self.body_traces: list[Trace] = []
 
-    shared = [values[s.outer] for s in args.shared]
-    non_seqs = [values[n.outer] for n in args.non_seqs]
-    rec = [_Layout(e.span, e.ring, buffer_length(e.ring, e.span, n_steps)) for e in args.recurrent]
-    n_rec, n_nit = len(rec), len(args.nit_sot)
-    body_traces: list[Trace] = []
+    def run(self, windows: list, resumed: dict | None, slot: int) -> StageEnd:
+        """The loop from the start (``windows``: the initial rows) or from where a full room
+        stopped it (``resumed``), as a stage's end."""
+        import jax.numpy as jnp
+        from jax import lax
 
-    def body_results(i, buffers, shared):
-        inner = list(xs_at(i))
-        for entry, layout, buffer in zip(args.recurrent, rec, buffers):
-            inner += [lax.dynamic_index_in_dim(buffer, (entry.span + i + tap) % layout.length, keepdims=False)
+        if resumed is None:
+            shared, step = [jnp.asarray(s) for s in self.shared], 0
+            nit_rows, n_checks = self._probe(windows, shared)
+            room = self._first_room(windows, nit_rows)
+            lengths = [buffer_length(r, h, room) for r, h in zip(self.rings, self.histories)]
+            buffers = [jnp.concatenate([w, jnp.zeros((n - w.shape[0],) + w.shape[1:], w.dtype)])
+                       for w, n in zip(windows, lengths)]
+            buffers += [jnp.zeros((n,) + shape, dtype) for n, (shape, dtype) in zip(lengths[self.n_rec:], nit_rows)]
+            passed = [jnp.asarray(True)] * n_checks
+        else:
+            buffers, step = list(resumed["buffers"]), resumed["step"]
+            shared, passed = list(resumed["shared"]), list(resumed["passed"])
+            self._probe(buffers[:self.n_rec], shared)
+        lengths = [b.shape[0] for b in buffers]
+        end = self._room(lengths)
+
+        def body(state):
+            i, _, buffers, shared, passed = state
+            results = self._body_results(i, buffers, shared)
+            stop = jnp.asarray(results[-1]).astype(bool).reshape(())
+            return i + 1, stop, self._written(i, buffers, lengths, results), self._updates(results, shared), \
+                self._passed(passed)
+
+        state = (jnp.asarray(step, dtype=jnp.int64), jnp.asarray(False), buffers, shared, passed)
+        steps, stop, buffers, shared, passed = lax.while_loop(lambda s: (s[0] < end) & ~s[1], body, state)
+        checks = [Deferred(f"{d.message} (in {self.node.op})", d.error, [p])
+                  for d, p in zip(self.body_traces[-1].deferred, passed)]
+        return StageEnd([steps, stop, buffers, shared, passed], checks, self._finish(end), static=False, slot=slot)
+
+    def _room(self, lengths: list) -> int:
+        """The steps these buffers have room for: a buffer that can still grow (its length short
+        of the bound's) holds its history and that many rows; with none, every step."""
+        growable = [n - h for n, r, h in zip(lengths, self.rings, self.histories)
+                    if n < buffer_length(r, h, self.n_steps)]
+        return min(growable) if growable else self.n_steps
+
+    def _finish(self, room: int) -> Callable[[list], object]:
+        def finish(values: list):
+            steps_run, stop, buffers, shared, passed = values
+            steps_run = int(steps_run)
+            buffers = [np.asarray(b) for b in buffers]
+            if bool(stop) or steps_run >= self.n_steps:
+                rows = [result_rows(b, h, steps_run, r) for b, h, r in zip(buffers, self.histories, self.rings)]
+                return tuple(rows + [np.asarray(s) for s in shared])
+            bigger = more_room(room, self.n_steps)  # the room is full: grow as the reference grows, resume
+            return {"buffers": [grown(b, r, h, bigger) for b, r, h in zip(buffers, self.rings, self.histories)],
+                    "step": np.int64(steps_run), "shared": [np.asarray(s) for s in shared],
+                    "passed": [np.asarray(p) for p in passed]}
+        return finish
+
+    def _first_room(self, buffers: list, nit_rows: list) -> int:
+        """Every step of the bound when its buffers fit ``UPFRONT_BYTES``, else the reference's start."""
+        row_bytes = sum(int(np.prod(b.shape[1:])) * b.dtype.itemsize for b in buffers)
+        row_bytes += sum(int(np.prod(shape)) * dtype.itemsize for shape, dtype in nit_rows)
+        return self.n_steps if row_bytes * self.n_steps <= UPFRONT_BYTES else min(self.n_steps, GROWTH_START)
+
+    def _probe(self, buffers: list, shared: list) -> tuple[list, int]:
+        """Each nit-sot's row (shape, dtype) and the number of the body's checks, from the body
+        traced abstractly on the rows of recurrent ``buffers``."""
+        import jax
+
+        probe = jax.eval_shape(lambda b, s: self._body_results(np.int64(0), b, s), buffers, shared)
+        rows = [(tuple(r.shape), np.dtype(e.inner_out.type.dtype))
+                for e, r in zip(self.args.nit_sot, probe[self.n_rec:])]
+        return rows, len(self.body_traces[-1].deferred)
+
+    def _body_results(self, i, buffers: list, shared: list) -> list:
+        from jax import lax
+
+        inner = list(self.xs_at(i))
+        for entry, buffer in zip(self.args.recurrent, buffers):
+            inner += [lax.dynamic_index_in_dim(buffer, (entry.span + i + tap) % buffer.shape[0], keepdims=False)
                       for tap in entry.taps]
-        body_traces.append(Trace())
-        return evaluate(node.op.inner, inner + list(shared) + non_seqs, body_traces[-1])
+        self.body_traces.append(Trace())
+        return evaluate(self.node.op.inner, inner + list(shared) + self.non_seqs, self.body_traces[-1])
 
-    first = [jnp.concatenate([w, jnp.zeros((layout.length - w.shape[0],) + w.shape[1:], w.dtype)])
-             for w, layout in zip(windows, rec)]
-    probe = jax.eval_shape(lambda b, s: body_results(np.int64(0), b, s), first, shared)
-    nit_rows = [(tuple(r.shape), np.dtype(e.inner_out.type.dtype)) for e, r in zip(args.nit_sot, probe[n_rec:])]
-    nit = [_Layout(0, e.ring, buffer_length(e.ring, 0, n_steps)) for e in args.nit_sot]
-    _check_bound(node, n_steps, first, nit, nit_rows)
-    n_checks = len(body_traces[-1].deferred)
+    def _written(self, i, buffers: list, lengths: list, results: list) -> list:
+        """Each buffer with the step's row at its place (``virtual % length``, as the reference)."""
+        import jax.numpy as jnp
+        from jax import lax
 
-    def body(state):
-        i, _, buffers, nit_buffers, shared, passed = state
-        results = body_results(i, buffers, shared)
-        new_buffers = []
-        for entry, layout, buffer, value in zip(args.recurrent, rec, buffers, results):
-            check_row(args, entry.label, buffer.shape[1:], jnp.shape(value))
+        written = []
+        entries = self.args.recurrent + self.args.nit_sot
+        for k, (entry, buffer, value) in enumerate(zip(entries, buffers, results)):
+            check_row(self.args, entry.label, buffer.shape[1:], jnp.shape(value))
             row = jnp.asarray(value).astype(buffer.dtype)
-            new_buffers.append(lax.dynamic_update_index_in_dim(buffer, row, (entry.span + i) % layout.length, 0))
-        new_nit = [lax.dynamic_update_index_in_dim(buffer, jnp.asarray(value).astype(buffer.dtype),
-                                                   i % layout.length, 0)
-                   for layout, buffer, value in zip(nit, nit_buffers, results[n_rec:n_rec + n_nit])]
-        updates = results[n_rec + n_nit:n_rec + n_nit + len(shared)]
-        new_shared = [jnp.asarray(v).astype(jnp.asarray(old).dtype) for v, old in zip(updates, shared)]
-        passed = [p & jnp.all(jnp.stack([jnp.all(c) for c in d.conditions]))
-                  for p, d in zip(passed, body_traces[-1].deferred)]
-        stop = jnp.asarray(results[-1]).astype(bool).reshape(())
-        return i + 1, stop, new_buffers, new_nit, new_shared, passed
+            written.append(lax.dynamic_update_index_in_dim(buffer, row, (self.histories[k] + i) % lengths[k], 0))
+        return written
 
-    state = (jnp.int64(0), jnp.asarray(False), first,
-             [jnp.zeros((layout.length,) + shape, dtype) for layout, (shape, dtype) in zip(nit, nit_rows)],
-             [jnp.asarray(s) for s in shared], [jnp.asarray(True)] * n_checks)
-    steps, _, buffers, nit_buffers, shared, passed = lax.while_loop(
-        lambda s: (s[0] < n_steps) & ~s[1], body, state)
-    checks = [Deferred(f"{d.message} (in {node.op})", d.error, [p]) for d, p in zip(body_traces[-1].deferred, passed)]
+    def _updates(self, results: list, shared: list) -> list:
+        import jax.numpy as jnp
 
-    def finish(values: list) -> tuple:
-        steps_run = int(values[0])
-        rows = [result_rows(np.asarray(v), layout.history, steps_run, layout.ring)
-                for layout, v in zip(rec + nit, values[1:1 + n_rec + n_nit])]
-        return tuple(rows + [np.asarray(v) for v in values[1 + n_rec + n_nit:]])
+        first = self.n_rec + self.n_nit
+        return [jnp.asarray(v).astype(jnp.asarray(old).dtype) for v, old in zip(results[first:first + len(shared)],
+                                                                               shared)]
 
-    return StageEnd([steps] + list(buffers) + list(nit_buffers) + list(shared), checks, finish, static=False)
+    def _passed(self, passed: list) -> list:
+        import jax.numpy as jnp
 
-
-def _check_bound(node, n_steps: int, first: list, nit: list, nit_rows: list) -> None:
-    total = sum(b.size * b.dtype.itemsize for b in first)
-    total += sum(layout.length * int(np.prod(shape)) * dtype.itemsize for layout, (shape, dtype) in zip(nit, nit_rows))
-    if total > MAX_BUFFER_BYTES:
-        raise NotLowerable(f"mode jax sizes the buffers of {node.op}, a loop with until(...), by its bound "
-                           f"n_steps={n_steps}: they would take {total} bytes (at most {MAX_BUFFER_BYTES}); give "
-                           "n_steps a smaller bound, or run this function in mode 'fast' or 'numba'")
-
+        return [p & jnp.all(jnp.stack([jnp.all(c) for c in d.conditions]))
+                for p, d in zip(passed, self.body_traces[-1].deferred)]
