@@ -246,7 +246,9 @@ def test_what_made_xla_abort_agrees_now(rng):
     out, _ = ss.scan(lambda x_t, p: T.maximum(p, x_t), sequences=[x], outputs_info=[h], n_steps=0)
     _agree([x, h], out, [rng.normal(size=(4, 3)), np.zeros(3)])
     m, _ = ss.scan(lambda p: p, outputs_info=[h], n_steps=2)
-    _agree([h], ss.grad((m[-2:] * np.array([[0.7, 1.1], [0.9, 1.3]])).sum(), h), [np.ones(2)])
+    weights = np.array([[0.7, 1.1], [0.9, 1.3]])
+    _agree([h], ss.grad((m[-2:] * weights).sum(), h), [np.ones(2)])
+    _agree([h], ss.grad((m[None, -2:][0] * weights).sum(), h), [np.ones(2)])
     A, y = T.dmatrix("A"), T.dvector("y")
     outs = [T.inc_subtensor(A[1:3], y), T.set_subtensor(A[:, 1:], 5.0), T.inc_subtensor(A[-2:, :2], 1.0),
             T.inc_subtensor(A[::2], y), T.inc_subtensor(A[5:], y), T.set_subtensor(A[:], 2.0)]
@@ -413,6 +415,52 @@ def test_bad_parameters_of_a_draw_raise_as_in_mode_py():
         for mode in ("py", "jax"):
             with pytest.raises(ValueError):
                 ss.function(inputs, out, mode=mode)(*values)
+
+
+@pytest.mark.parametrize("until", [False, True])
+def test_of_a_loops_failed_checks_the_one_failing_first_is_raised(until):
+    """x[c] fails at step 5, c ** (n - c) at step 2: mode py raises the power's error (c's
+    step depends on h, so that no rewrite takes c out of the loop)."""
+    x, n = T.vector("x"), T.lscalar("n")
+
+    def body(h, c):
+        outs = [h + x[c] + T.pow(c, n - c), c + T.cast(h >= -1e9, "int64")]
+        return (outs, ss.until(h > 1e9)) if until else outs
+    (out, _), _ = ss.scan(body, outputs_info=[T.constant(0.0), T.constant(np.int64(0))], n_steps=20)
+    for mode in ("py", "jax"):
+        with pytest.raises(ValueError, match="negative integer powers"):
+            ss.function([x, n], out, mode=mode)(np.ones(5), 1)
+
+
+def test_a_generator_nothing_draws_from_keeps_its_state():
+    srng = ss.RandomStream(3)
+    k = T.lscalar("k")
+    draws, updates = ss.scan(lambda h: h + srng.normal(size=()), outputs_info=T.constant(0.0), n_steps=k)
+    rng = srng.state_updates[-1][0]
+    f = ss.function([k], draws, updates=updates, mode="jax")
+    before = rng.get_value().bit_generator.state
+    f(0)
+    assert rng.get_value().bit_generator.state == before
+    draw = srng.normal(size=(2,))
+    rng = srng.state_updates[-1][0]
+    same = ss.function([], draw, updates=[(rng, rng)], mode="jax")
+    np.testing.assert_array_equal(same(), same())
+
+
+def test_bad_draw_parameters_raise_numpys_errors():
+    g = ss.RandomStream(4)
+    v = T.vector("v")
+    cases = [([], g.uniform(size=(3,), low=2.0, high=1.0), [], ValueError),
+             ([], g.uniform(size=(2,), low=0.0, high=np.inf), [], OverflowError),
+             ([], g.choice(3, size=(2,), p=[1.5, -0.5, 0.0]), [], ValueError),
+             ([], g.binomial(size=(3,), n=2.5, p=0.5), [], TypeError),
+             ([v], g.normal(size=(3,), avg=v), [np.zeros(2)], ValueError)]
+    for inputs, draw, values, error in cases:
+        for mode in ("py", "jax"):
+            with pytest.raises(error):
+                ss.function(inputs, draw, mode=mode)(*values)
+    empty = g.integers(0, 0, size=(0,))  # numpy checks nothing for an empty draw
+    assert ss.function([], empty, mode="jax")().shape == (0,)
 
 
 def test_a_profiled_loop_runs_unprofiled_and_says_so():

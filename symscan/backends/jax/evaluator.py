@@ -12,7 +12,9 @@ backend loads (``jax_enable_x64``), for the whole process.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,9 +44,10 @@ class JaxEvaluator:
         self.shared = list(fgraph.shared_variables)
         self.static = tuple(i for i, v in enumerate(fgraph.inputs)
                             if getattr(v.type, "ndim", None) == 0 and np.dtype(v.type.dtype).kind in "iub")
-        self._traces: dict[int, tuple] = {}  # per trace: its checks' (message, error class), its stage end
+        self._stages: dict[int, _Stage] = {}  # per trace (its key): its checks and its end
         self._n_inputs = len(fgraph.inputs)
-        self._jitted = self.jax.jit(self._traced, static_argnums=(0,) + tuple(i + 2 for i in self.static))
+        self._static_argnums = (0,) + tuple(i + 2 for i in self.static)
+        self._jitted = self.jax.jit(self._traced, static_argnums=self._static_argnums)
 
     def __getstate__(self) -> dict:
         """Pickle the graph only: jitted functions and traces do not pickle."""
@@ -60,21 +63,22 @@ class JaxEvaluator:
         inputs = list(values[:self._n_inputs])
         for i in self.static:
             inputs[i] = np.asarray(inputs[i], dtype=self.fgraph.inputs[i].type.dtype)
-        key = len(self._traces)  # the checks' messages stay here; the traced function returns their key
+        key = len(self._stages)  # the checks' messages stay here; the traced function returns their key
         try:
             outputs = evaluate(self.fgraph, inputs, trace, dict(zip(self.shared, values[self._n_inputs:])))
-            end = None
-        except StageEnd as stage_end:
-            outputs, end = stage_end.values, stage_end
+            stage = _Stage([])
+        except StageEnd as end:
+            outputs = end.values
             trace.deferred += end.checks
-        self._traces[key] = ([(d.message, d.error) for d in trace.deferred], end)
-        return outputs, [d.conditions for d in trace.deferred], np.int64(key)
+            stage = _Stage([], end.finish, end.static, end.slot)
+        stage.checks = [(d.message, d.error, d.loop) for d in trace.deferred]
+        self._stages[key] = stage
+        return outputs, [(d.conditions, d.step) for d in trace.deferred], np.int64(key)
 
     def jaxpr(self, *inputs, shared: dict[Variable, object] | None = None) -> str:
         """The program XLA gets for these inputs (its first stage, with loops with until)."""
         args = self._arguments(inputs, shared or {})
-        static_argnums = (0,) + tuple(i + 2 for i in self.static)
-        return str(self.jax.make_jaxpr(self._traced, static_argnums=static_argnums)((), (), *args))
+        return str(self.jax.make_jaxpr(self._traced, static_argnums=self._static_argnums)((), (), *args))
 
     def _arguments(self, inputs: Sequence, shared: dict) -> list:
         args = [int(v) if i in self.static else v for i, v in enumerate(inputs)]
@@ -82,22 +86,61 @@ class JaxEvaluator:
         return [random.key_of(v) if isinstance(v, np.random.Generator) else v for v in args]
 
     def __call__(self, inputs: Sequence, shared: dict[Variable, object] | None = None) -> list:
-        args = self._arguments(inputs, shared or {})
+        shared = shared or {}
+        args = self._arguments(inputs, shared)
         static_known: tuple = ()
         known: tuple = ()
         while True:
-            outputs, groups, key = self._jitted(static_known, known, *args)
-            checks, end = self._traces[int(key)]
-            for (message, error), conditions in zip(checks, groups):
-                if not all(bool(np.all(np.asarray(c))) for c in conditions):
-                    raise error(message)
-            if end is None:
-                return [random.generator_of(v) if isinstance(var.type, GeneratorType) else np.array(v)
-                        for v, var in zip(outputs, self.fgraph.outputs)]
-            if end.static:
-                static_known += (end.finish(outputs),)
+            outputs, checked, key = self._jitted(static_known, known, *args)
+            stage = self._stages[int(key)]
+            _raise_the_first_failure(stage.checks, checked)
+            if stage.finish is None:
+                return self._results(outputs, shared)
+            if stage.static:
+                static_known += (stage.finish(outputs),)
             else:
-                known = known[:end.slot] + (end.finish(outputs),)
+                known = known[:stage.slot] + (stage.finish(outputs),)
+
+    def _results(self, outputs: list, shared: dict) -> list:
+        """numpy values; a generator as a Generator, a copy of the one passed in where its key did
+        not change (nothing drew from it: mode py keeps its state)."""
+        generators = {random.key_of(g).tobytes(): g for g in shared.values() if isinstance(g, np.random.Generator)}
+        results = []
+        for value, var in zip(outputs, self.fgraph.outputs):
+            if isinstance(var.type, GeneratorType):
+                key = np.asarray(value, dtype=np.uint32)
+                same = generators.get(key.tobytes())
+                results.append(copy.deepcopy(same) if same is not None else random.generator_of(key))
+            else:
+                results.append(np.array(value))
+        return results
+
+
+@dataclass
+class _Stage:
+    """What a trace leaves besides its program: its checks' (message, error class, loop), and
+    where it ends early (``graph.StageEnd``), what turns its results into the next stage's
+    known values."""
+
+    checks: list
+    finish: Callable | None = None
+    static: bool = False
+    slot: int | None = None
+
+
+def _raise_the_first_failure(checks: list, checked: list) -> None:
+    """mode py's error: the first failed check in the graph's order; of a loop's failed checks,
+    the one that failed at the earliest step."""
+    failed = [i for i, (conditions, _) in enumerate(checked)
+              if not all(bool(np.all(np.asarray(c))) for c in conditions)]
+    if not failed:
+        return
+    first = failed[0]
+    loop = checks[first][2]
+    if loop is not None:
+        first = min((i for i in failed if checks[i][2] == loop), key=lambda i: (int(checked[i][1]), i))
+    message, error, _ = checks[first]
+    raise error(message)
 
 
 def _warn_of_profiles(fgraph: FunctionGraph) -> None:

@@ -66,11 +66,33 @@ class Static:
 @dataclass
 class Deferred:
     """A check whose conditions are known only when XLA has run: (message, error class,
-    condition values); each condition must be all true."""
+    condition values); each condition must be all true. A check inside a loop also says which
+    loop (``loop``) and the first step it failed at (``step``): of a loop's failed checks, the
+    one that failed first is raised, as in mode py."""
 
     message: str
     error: type
     conditions: list = field(default_factory=list)
+    loop: int | None = None
+    step: object = None
+
+    def holds(self):
+        """Whether every condition holds (a traced bool)."""
+        import jax.numpy as jnp
+
+        return jnp.all(jnp.stack([jnp.all(c) for c in self.conditions]))
+
+    def in_loop(self, node: Apply, passed, first_failure) -> Deferred:
+        """This check of a loop body, for the whole loop: ``passed`` at every step, else
+        first failed at step ``first_failure``."""
+        return Deferred(f"{self.message} (in {node.op})", self.error, [passed], id(node), first_failure)
+
+
+def first_failure(flags, steps: int):
+    """The first step whose flag is false (``steps`` when none is)."""
+    import jax.numpy as jnp
+
+    return jnp.where(jnp.all(flags), steps, jnp.argmin(flags))
 
 
 @dataclass

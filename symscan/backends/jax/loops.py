@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symscan.backends.jax.graph import Deferred, Trace, evaluate
+from symscan.backends.jax.graph import Trace, evaluate, first_failure
 from symscan.backends.scan_loop import result_rows
 from symscan.graph.basic import Apply
 from symscan.scan.args import ScanArgs
@@ -43,9 +43,10 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
     xs = []
     for seq, data, length in zip(args.sequences, sequences, lengths):
         usable = length - seq.span
-        steps = np.arange(n_steps)
-        for tap in seq.taps:
-            xs.append(jnp.asarray(data)[seq.offset(tap) + (usable - 1 - steps if backwards else steps)])
+        for tap in seq.taps:  # step t reads row offset + t (backwards: offset + usable - 1 - t): a slice
+            first = seq.offset(tap) + (usable - n_steps if backwards else 0)
+            rows = jnp.asarray(data)[first:first + n_steps]
+            xs.append(jnp.flip(rows, axis=0) if backwards else rows)
     shared = [values[s.outer] for s in args.shared]
     non_seqs = [values[n.outer] for n in args.non_seqs]
     n_rec = len(windows)
@@ -68,7 +69,7 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
         nit = [jnp.asarray(v).astype(e.inner_out.type.dtype) for e, v in zip(args.nit_sot, results[n_rec:])]
         n_buffered = n_rec + len(nit)
         new_shared = [_same_type(v, old) for v, old in zip(results[n_buffered:n_buffered + len(shared)], shared)]
-        checks = [jnp.all(jnp.stack([jnp.all(c) for c in d.conditions])) for d in body_traces[-1].deferred]
+        checks = [d.holds() for d in body_traces[-1].deferred]
         return (new_windows, new_shared), (new_rows, nit, checks)
 
     carry = (windows, shared)
@@ -78,7 +79,7 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
     else:
         (_, shared), (steps_rows, nit_rows, checks) = lax.scan(step, carry, xs, length=n_steps)
         for deferred, passed in zip(body_traces[-1].deferred, checks):
-            trace.deferred.append(Deferred(f"{deferred.message} (in {node.op})", deferred.error, [jnp.all(passed)]))
+            trace.deferred.append(deferred.in_loop(node, jnp.all(passed), first_failure(passed, n_steps)))
     outs = [result_rows(jnp.concatenate([window, rows]) if n_steps else window, entry.span, n_steps, entry.ring)
             for entry, window, rows in zip(args.recurrent, windows, steps_rows)]
     outs += [result_rows(rows, 0, n_steps, entry.ring) for entry, rows in zip(args.nit_sot, nit_rows)]

@@ -384,19 +384,22 @@ def _inc_subtensor(node, inputs, trace):
     values = _with_static_bounds(node, values, trace)
     _check_indices(node, x, values, trace)
     index = _index(node, values)
-    block = _contiguous_block(index, np.shape(x))
+    plain = tuple(entry for entry in index if entry is not None)  # (new axes only shape y)
+    block = _contiguous_block(plain, np.shape(x))
     if block is not None:  # a block of x: an update of that block (XLA 0.10 aborts on some such scatters)
         from jax import lax
 
-        old = jnp.asarray(x)[index]
-        new = jnp.broadcast_to(jnp.asarray(y), old.shape).astype(old.dtype)
+        old = jnp.asarray(x)[plain]
+        indexed_shape = np.broadcast_to(np.empty((), dtype=np.int8), np.shape(x))[index].shape
+        new = jnp.broadcast_to(jnp.asarray(y), indexed_shape).reshape(old.shape).astype(old.dtype)
         return [lax.dynamic_update_slice(jnp.asarray(x), new if node.op.set_instead_of_inc else old + new, block)]
     at = jnp.asarray(x).at[index]
     return [at.set(y) if node.op.set_instead_of_inc else at.add(jnp.asarray(y).astype(x.dtype))]
 
 
 def _contiguous_block(index: tuple, shape: tuple) -> tuple | None:
-    """The start of each axis when ``index`` is slices of step 1 only (a block), else None."""
+    """The start of each axis when ``index`` is slices of step 1 only (a block; axes it leaves
+    out are whole), else None."""
     if any(not isinstance(entry, slice) for entry in index) or len(index) > len(shape):
         return None
     starts = []
@@ -472,10 +475,33 @@ def _accumulate(node, inputs, trace):
     name = _LOGICAL.get(op.op, op.op) if dtype.kind == "b" else op.op
     if steps == 0:  # (XLA 0.10 aborts on the join with an empty operand, sliced)
         return [initial.astype(dtype) if op.last else initial.astype(dtype)[None]]
+    initial = initial.astype(dtype)
+    if _sequential_is_faster():
+        return [_accumulate_in_sequence(elemwise_function(name), initial, values, steps, op)]
     operand = jnp.broadcast_to(values if op.per_step else values[None], (steps,) + initial.shape).astype(dtype)
-    rows = jnp.concatenate([initial.astype(dtype)[None], operand])
+    rows = jnp.concatenate([initial[None], operand])
     rows = jnp.cumsum(rows, axis=0) if name == "add" else lax.associative_scan(elemwise_function(name), rows, axis=0)
     return [rows[-1] if op.last else rows]
+
+
+def _sequential_is_faster() -> bool:
+    """On a CPU, XLA's loop of one op per row beats its cumulative ops (a reduce-window or a
+    parallel prefix, made for GPUs and TPUs): 0.5 against 0.9 ms for 100,000 sums."""
+    import jax
+
+    return jax.default_backend() == "cpu"
+
+
+def _accumulate_in_sequence(combine, initial, values, steps: int, op):
+    import jax.numpy as jnp
+    from jax import lax
+
+    def step(acc, value):
+        new = combine(acc, value if op.per_step else values).astype(acc.dtype)
+        return new, (None if op.last else new)
+
+    last, rows = lax.scan(step, initial, values[:steps] if op.per_step else None, length=steps)
+    return last if op.last else jnp.concatenate([initial[None], rows])
 
 
 @jax_lowers(LinearRecurrence)

@@ -46,10 +46,26 @@ def _draw(node, inputs, trace):
     new_key, key = jax.random.split(jax.random.wrap_key_data(jnp.asarray(key_data, dtype=jnp.uint32)))
     shape = tuple(int(s) for s in size) if op.has_size else None
     params = [p if is_traced(p) else np.asarray(p) for p in params]
+    if shape is not None and op.distribution not in ("choice", "multinomial"):
+        _check_broadcasts(params, shape)
     draw, checks = _DISTRIBUTIONS.get(op.distribution, _unknown)(op, key, shape, params)
-    for message, condition in checks:
-        trace.deferred.append(Deferred(f"{message} (while drawing {op})", ValueError, [condition]))
+    if shape is None or int(np.prod(shape)) > 0:  # (numpy checks nothing for an empty draw)
+        for check in checks:
+            message, condition, error = check if len(check) == 3 else check + (ValueError,)
+            trace.deferred.append(Deferred(f"{message} (while drawing {op})", error, [condition]))
     return [jax.random.key_data(new_key), jnp.asarray(draw).astype(op.dtype)]
+
+
+def _check_broadcasts(params: list, shape: tuple) -> None:
+    """numpy's error where a parameter cannot broadcast to the draw's size."""
+    for p in params:
+        try:
+            fits = np.broadcast_shapes(np.shape(p), shape) == tuple(shape)
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape. Mismatch is between "
+                             f"a parameter of shape {np.shape(p)} and size {tuple(shape)}.")
 
 
 def _batch(shape, params) -> tuple:
@@ -68,10 +84,14 @@ def _normal(op, key, shape, params):
 
 def _uniform(op, key, shape, params):
     import jax
+    import jax.numpy as jnp
 
     low, high = params
     shape = _batch(shape, params)
-    return low + (high - low) * jax.random.uniform(key, shape, dtype=_float(op)), []
+    width = high - low
+    checks = [("high - low range exceeds valid bounds", jnp.all(jnp.isfinite(width)), OverflowError),
+              ("high - low < 0", jnp.all(~(width < 0)))]
+    return low + width * jax.random.uniform(key, shape, dtype=_float(op)), checks
 
 
 def _binomial(op, key, shape, params):
@@ -79,6 +99,9 @@ def _binomial(op, key, shape, params):
     import jax.numpy as jnp
 
     n, p = params
+    if np.dtype(n.dtype).kind == "f":  # numpy's: n must be integers
+        what = "array data" if np.ndim(n) else "scalar"
+        raise TypeError(f"Cannot cast {what} from dtype('{n.dtype}') to dtype('int64') according to the rule 'safe'")
     shape = _batch(shape, params)
     draw = jax.random.binomial(key, jnp.broadcast_to(n, shape).astype(np.float64), jnp.broadcast_to(p, shape), shape)
     return draw, [("n < 0", ~(n < 0)), ("p < 0, p > 1 or p is NaN", (p >= 0) & (p <= 1))]
@@ -120,7 +143,8 @@ def _choice(op, key, shape, params):
         raise NotLowerable(f"mode jax needs the population size of {op} before the call")
     draw = jax.random.choice(key, population, () if shape is None else shape, replace=op.replace,
                              p=p[0] if p else None)
-    checks = [("probabilities do not sum to 1", jnp.abs(p[0].sum() - 1) <= 1e-8)] if p else []
+    checks = [("Probabilities are not non-negative", jnp.all(p[0] >= 0)),
+              ("probabilities do not sum to 1", jnp.abs(p[0].sum() - 1) <= 1e-8)] if p else []
     return draw, checks
 
 

@@ -18,18 +18,19 @@ there is no stage to end, and such a loop is refused.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from symscan.backends.jax.graph import Deferred, NotLowerable, StageEnd, Trace, evaluate
+from symscan.backends.jax.graph import NotLowerable, StageEnd, Trace, evaluate
 from symscan.backends.jax.loops import check_row
 from symscan.backends.scan_loop import GROWTH_START, buffer_length, grown, more_room, result_rows
 from symscan.graph.basic import Apply
 from symscan.scan.args import ScanArgs
 
-UPFRONT_BYTES = 2**26
-"""Buffers for every step of the bound up to this many bytes (64 MiB) are allocated at once:
-one compile, no growth."""
+UPFRONT_BYTES = 2**20
+"""Buffers for every step of the bound up to this many bytes (1 MiB) are allocated at once:
+one compile, no growth (they are zeroed and read back on every call, so not more)."""
 
 
 def run_until(node: Apply, args: ScanArgs, values: dict, xs_at: Callable, n_steps: int, windows: list,
@@ -72,7 +73,7 @@ class _WhileLoop:
             buffers = [jnp.concatenate([w, jnp.zeros((n - w.shape[0],) + w.shape[1:], w.dtype)])
                        for w, n in zip(windows, lengths)]
             buffers += [jnp.zeros((n,) + shape, dtype) for n, (shape, dtype) in zip(lengths[self.n_rec:], nit_rows)]
-            passed = [jnp.asarray(True)] * n_checks
+            passed = [(jnp.asarray(True), jnp.int64(self.n_steps))] * n_checks
         else:
             buffers, step = list(resumed["buffers"]), resumed["step"]
             shared, passed = list(resumed["shared"]), list(resumed["passed"])
@@ -85,13 +86,13 @@ class _WhileLoop:
             results = self._body_results(i, buffers, shared)
             stop = jnp.asarray(results[-1]).astype(bool).reshape(())
             return i + 1, stop, self._written(i, buffers, lengths, results), self._updates(results, shared), \
-                self._passed(passed)
+                self._passed(i, passed)
 
         state = (jnp.asarray(step, dtype=jnp.int64), jnp.asarray(False), buffers, shared, passed)
         steps, stop, buffers, shared, passed = lax.while_loop(lambda s: (s[0] < end) & ~s[1], body, state)
-        checks = [Deferred(f"{d.message} (in {self.node.op})", d.error, [p])
-                  for d, p in zip(self.body_traces[-1].deferred, passed)]
-        return StageEnd([steps, stop, buffers, shared, passed], checks, self._finish(end), static=False, slot=slot)
+        checks = [d.in_loop(self.node, p, first) for d, (p, first) in zip(self.body_traces[-1].deferred, passed)]
+        finish = _Finish(self.histories, self.rings, self.n_steps, end)
+        return StageEnd([steps, stop, buffers, shared, passed], checks, finish, static=False, slot=slot)
 
     def _room(self, lengths: list) -> int:
         """The steps these buffers have room for: a buffer that can still grow (its length short
@@ -99,20 +100,6 @@ class _WhileLoop:
         growable = [n - h for n, r, h in zip(lengths, self.rings, self.histories)
                     if n < buffer_length(r, h, self.n_steps)]
         return min(growable) if growable else self.n_steps
-
-    def _finish(self, room: int) -> Callable[[list], object]:
-        def finish(values: list):
-            steps_run, stop, buffers, shared, passed = values
-            steps_run = int(steps_run)
-            buffers = [np.asarray(b) for b in buffers]
-            if bool(stop) or steps_run >= self.n_steps:
-                rows = [result_rows(b, h, steps_run, r) for b, h, r in zip(buffers, self.histories, self.rings)]
-                return tuple(rows + [np.asarray(s) for s in shared])
-            bigger = more_room(room, self.n_steps)  # the room is full: grow as the reference grows, resume
-            return {"buffers": [grown(b, r, h, bigger) for b, r, h in zip(buffers, self.rings, self.histories)],
-                    "step": np.int64(steps_run), "shared": [np.asarray(s) for s in shared],
-                    "passed": [np.asarray(p) for p in passed]}
-        return finish
 
     def _first_room(self, buffers: list, nit_rows: list) -> int:
         """Every step of the bound when its buffers fit ``UPFRONT_BYTES``, else the reference's start."""
@@ -160,8 +147,36 @@ class _WhileLoop:
         return [jnp.asarray(v).astype(jnp.asarray(old).dtype) for v, old in zip(results[first:first + len(shared)],
                                                                                shared)]
 
-    def _passed(self, passed: list) -> list:
+    def _passed(self, i, passed: list) -> list:
+        """Per check: whether it held at every step so far, and the first step it failed at."""
         import jax.numpy as jnp
 
-        return [p & jnp.all(jnp.stack([jnp.all(c) for c in d.conditions]))
-                for p, d in zip(passed, self.body_traces[-1].deferred)]
+        result = []
+        for (p, first), d in zip(passed, self.body_traces[-1].deferred):
+            holds = d.holds()
+            result.append((p & holds, jnp.where(p & ~holds, i, first)))
+        return result
+
+
+@dataclass(frozen=True)
+class _Finish:
+    """What a stage's run of the loop leaves (as numpy): its outputs, when the until held or
+    the bound was reached, else its state in buffers grown as the reference grows them, to
+    resume from (it keeps no tracer: the evaluator holds it as long as the jitted stage)."""
+
+    histories: list
+    rings: list
+    n_steps: int
+    room: int
+
+    def __call__(self, values: list) -> tuple | dict:
+        steps_run, stop, buffers, shared, passed = values
+        steps_run = int(steps_run)
+        buffers = [np.asarray(b) for b in buffers]
+        if bool(stop) or steps_run >= self.n_steps:
+            rows = [result_rows(b, h, steps_run, r) for b, h, r in zip(buffers, self.histories, self.rings)]
+            return tuple(rows + [np.asarray(s) for s in shared])
+        bigger = more_room(self.room, self.n_steps)
+        return {"buffers": [grown(b, r, h, bigger) for b, r, h in zip(buffers, self.rings, self.histories)],
+                "step": np.int64(steps_run), "shared": [np.asarray(s) for s in shared],
+                "passed": [(np.asarray(p), np.asarray(first)) for p, first in passed]}
