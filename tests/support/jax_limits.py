@@ -23,6 +23,16 @@ EXPECTED_NOT_LOWERABLE = {
     "tests/backends/test_reference.py::test_runtime_error_names_the_op_and_input_types",
     "tests/backends/test_reference.py::test_runtime_error_with_an_unusual_constructor_keeps_its_type",
     "tests/compile/test_function.py::test_op_raising_at_run_time_leaves_shared_state_unchanged",
+    # checkpoints: each segment's step count is computed inside the outer loop
+    "tests/scan/test_checkpoints.py::test_fn_updates_run_once_per_step",
+    "tests/scan/test_checkpoints.py::test_tap_minus_one_dict_is_a_sit_sot",
+    "tests/scan/test_checkpoints.py::test_grad_of_an_rnn",
+    # outputs whose lengths depend on values: unique, lstsq's residuals; eig (no lowering yet)
+    "tests/tensor/test_unique_bartlett.py::test_unique_matches_numpy",
+    "tests/tensor/test_unique_bartlett.py::test_unique_in_a_loop",
+    "tests/tensor/test_linalg_more.py::test_values_match_numpy_and_scipy",
+    "tests/tensor/test_linalg_more.py::test_inside_a_loop_numba_compiles_expm_and_lstsq",
+    "tests/tensor/test_linalg_more.py::test_eig_is_complex_and_matches_numpy_up_to_order_and_phase",
 }
 
 NO_PROFILE = "mode jax runs a function as one XLA program: scan(profile=True) times no loop alone (it warns)"
