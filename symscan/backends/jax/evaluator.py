@@ -102,8 +102,9 @@ class JaxEvaluator:
                 known = known[:stage.slot] + (stage.finish(outputs),)
 
     def _results(self, outputs: list, shared: dict) -> list:
-        """numpy values; a generator as a Generator, a copy of the one passed in where its key did
-        not change (nothing drew from it: mode py keeps its state)."""
+        """numpy values (XLA's buffers, read-only: ``Function`` hands the caller writable
+        copies, as every mode's results are); a generator as a Generator, a copy of the one passed in where its key
+        did not change (nothing drew from it: mode py keeps its state)."""
         generators = {random.key_of(g).tobytes(): g for g in shared.values() if isinstance(g, np.random.Generator)}
         results = []
         for value, var in zip(outputs, self.fgraph.outputs):
@@ -112,7 +113,7 @@ class JaxEvaluator:
                 same = generators.get(key.tobytes())
                 results.append(copy.deepcopy(same) if same is not None else random.generator_of(key))
             else:
-                results.append(np.array(value))
+                results.append(np.asarray(value))  # read-only: Function copies it once (its results are writable)
         return results
 
 

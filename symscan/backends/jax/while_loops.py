@@ -75,24 +75,24 @@ class _WhileLoop:
             buffers += [jnp.zeros((n,) + shape, dtype) for n, (shape, dtype) in zip(lengths[self.n_rec:], nit_rows)]
             passed = [(jnp.asarray(True), jnp.int64(self.n_steps))] * n_checks
         else:
-            buffers, step = list(resumed["buffers"]), resumed["step"]
+            windows, buffers, step = list(resumed["windows"]), list(resumed["buffers"]), resumed["step"]
             shared, passed = list(resumed["shared"]), list(resumed["passed"])
-            self._probe(buffers[:self.n_rec], shared)
+            self._probe(windows, shared)
         lengths = [b.shape[0] for b in buffers]
         end = self._room(lengths)
 
         def body(state):
-            i, _, buffers, shared, passed = state
-            results = self._body_results(i, buffers, shared)
+            i, _, windows, buffers, shared, passed = state
+            results = self._body_results(i, windows, shared)
             stop = jnp.asarray(results[-1]).astype(bool).reshape(())
-            return i + 1, stop, self._written(i, buffers, lengths, results), self._updates(results, shared), \
-                self._passed(i, passed)
+            windows, buffers = self._written(i, windows, buffers, lengths, results)
+            return i + 1, stop, windows, buffers, self._updates(results, shared), self._passed(i, passed)
 
-        state = (jnp.asarray(step, dtype=jnp.int64), jnp.asarray(False), buffers, shared, passed)
-        steps, stop, buffers, shared, passed = lax.while_loop(lambda s: (s[0] < end) & ~s[1], body, state)
+        state = (jnp.asarray(step, dtype=jnp.int64), jnp.asarray(False), windows, buffers, shared, passed)
+        steps, stop, windows, buffers, shared, passed = lax.while_loop(lambda s: (s[0] < end) & ~s[1], body, state)
         checks = [d.in_loop(self.node, p, first) for d, (p, first) in zip(self.body_traces[-1].deferred, passed)]
         finish = _Finish(self.histories, self.rings, self.n_steps, end)
-        return StageEnd([steps, stop, buffers, shared, passed], checks, finish, static=False, slot=slot)
+        return StageEnd([steps, stop, windows, buffers, shared, passed], checks, finish, static=False, slot=slot)
 
     def _room(self, lengths: list) -> int:
         """The steps these buffers have room for: a buffer that can still grow (its length short
@@ -107,38 +107,42 @@ class _WhileLoop:
         row_bytes += sum(int(np.prod(shape)) * dtype.itemsize for shape, dtype in nit_rows)
         return self.n_steps if row_bytes * self.n_steps <= UPFRONT_BYTES else min(self.n_steps, GROWTH_START)
 
-    def _probe(self, buffers: list, shared: list) -> tuple[list, int]:
+    def _probe(self, windows: list, shared: list) -> tuple[list, int]:
         """Each nit-sot's row (shape, dtype) and the number of the body's checks, from the body
-        traced abstractly on the rows of recurrent ``buffers``."""
+        traced abstractly."""
         import jax
 
-        probe = jax.eval_shape(lambda b, s: self._body_results(np.int64(0), b, s), buffers, shared)
+        probe = jax.eval_shape(lambda w, s: self._body_results(np.int64(0), w, s), windows, shared)
         rows = [(tuple(r.shape), np.dtype(e.inner_out.type.dtype))
                 for e, r in zip(self.args.nit_sot, probe[self.n_rec:])]
         return rows, len(self.body_traces[-1].deferred)
 
-    def _body_results(self, i, buffers: list, shared: list) -> list:
-        from jax import lax
-
+    def _body_results(self, i, windows: list, shared: list) -> list:
+        """The body's results at step ``i``: taps read the windows (each recurrent output's last
+        rows), never the buffers, which XLA then updates in place (a buffer read and written in
+        one loop is copied every step)."""
         inner = list(self.xs_at(i))
-        for entry, buffer in zip(self.args.recurrent, buffers):
-            inner += [lax.dynamic_index_in_dim(buffer, (entry.span + i + tap) % buffer.shape[0], keepdims=False)
-                      for tap in entry.taps]
+        for entry, window in zip(self.args.recurrent, windows):
+            inner += [window[entry.span + tap] for tap in entry.taps]
         self.body_traces.append(Trace())
         return evaluate(self.node.op.inner, inner + list(shared) + self.non_seqs, self.body_traces[-1])
 
-    def _written(self, i, buffers: list, lengths: list, results: list) -> list:
-        """Each buffer with the step's row at its place (``virtual % length``, as the reference)."""
+    def _written(self, i, windows: list, buffers: list, lengths: list, results: list) -> tuple[list, list]:
+        """The windows moved on by the step's rows, and each buffer with its row at its place
+        (``virtual % length``, as the reference)."""
         import jax.numpy as jnp
         from jax import lax
 
-        written = []
+        written, moved = [], []
         entries = self.args.recurrent + self.args.nit_sot
         for k, (entry, buffer, value) in enumerate(zip(entries, buffers, results)):
             check_row(self.args, entry.label, buffer.shape[1:], jnp.shape(value))
             row = jnp.asarray(value).astype(buffer.dtype)
             written.append(lax.dynamic_update_index_in_dim(buffer, row, (self.histories[k] + i) % lengths[k], 0))
-        return written
+            if k < self.n_rec:
+                window = windows[k]
+                moved.append(jnp.concatenate([window[1:], row[None]]) if entry.span > 1 else row[None])
+        return moved, written
 
     def _updates(self, results: list, shared: list) -> list:
         import jax.numpy as jnp
@@ -170,13 +174,14 @@ class _Finish:
     room: int
 
     def __call__(self, values: list) -> tuple | dict:
-        steps_run, stop, buffers, shared, passed = values
+        steps_run, stop, windows, buffers, shared, passed = values
         steps_run = int(steps_run)
         buffers = [np.asarray(b) for b in buffers]
         if bool(stop) or steps_run >= self.n_steps:
             rows = [result_rows(b, h, steps_run, r) for b, h, r in zip(buffers, self.histories, self.rings)]
             return tuple(rows + [np.asarray(s) for s in shared])
         bigger = more_room(self.room, self.n_steps)
-        return {"buffers": [grown(b, r, h, bigger) for b, r, h in zip(buffers, self.rings, self.histories)],
+        return {"windows": [np.asarray(w) for w in windows],
+                "buffers": [grown(b, r, h, bigger) for b, r, h in zip(buffers, self.rings, self.histories)],
                 "step": np.int64(steps_run), "shared": [np.asarray(s) for s in shared],
                 "passed": [(np.asarray(p), np.asarray(first)) for p, first in passed]}
