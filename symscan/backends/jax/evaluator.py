@@ -87,7 +87,7 @@ class JaxEvaluator:
 
     def __call__(self, inputs: Sequence, shared: dict[Variable, object] | None = None) -> list:
         shared = shared or {}
-        args = self._arguments(inputs, shared)
+        args = self._arguments(inputs, shared)  # (generators as their keys, made once per call)
         static_known: tuple = ()
         known: tuple = ()
         while True:
@@ -95,17 +95,18 @@ class JaxEvaluator:
             stage = self._stages[int(key)]
             _raise_the_first_failure(stage.checks, checked)
             if stage.finish is None:
-                return self._results(outputs, shared)
+                return self._results(outputs, args[self._n_inputs:], [shared[s] for s in self.shared])
             if stage.static:
                 static_known += (stage.finish(outputs),)
             else:
                 known = known[:stage.slot] + (stage.finish(outputs),)
 
-    def _results(self, outputs: list, shared: dict) -> list:
-        """numpy values (XLA's buffers, read-only: ``Function`` hands the caller writable
-        copies, as every mode's results are); a generator as a Generator, a copy of the one passed in where its key
-        did not change (nothing drew from it: mode py keeps its state)."""
-        generators = {random.key_of(g).tobytes(): g for g in shared.values() if isinstance(g, np.random.Generator)}
+    def _results(self, outputs: list, shared_args: list, shared_values: list) -> list:
+        """numpy values (XLA's buffers, read-only: ``Function`` hands the caller writable copies,
+        as every mode's results are); a generator as a Generator, a copy of the one passed in
+        where its key did not change (nothing drew from it: mode py keeps its state)."""
+        generators = {np.asarray(key).tobytes(): value for key, value in zip(shared_args, shared_values)
+                      if isinstance(value, np.random.Generator)}
         results = []
         for value, var in zip(outputs, self.fgraph.outputs):
             if isinstance(var.type, GeneratorType):
