@@ -16,8 +16,9 @@ import numpy as np
 
 from rewrites.broadcast_lengths import proven_equal, skippable
 from rewrites.registry import register
-from symscan.graph.basic import Constant, Variable
+from symscan.graph.basic import Variable
 from symscan.tensor.basic import static_int
+from symscan.tensor.creation import is_zeros_like
 from symscan.tensor.elemwise import Elemwise
 from symscan.tensor.subtensor import IncSubtensor
 
@@ -46,16 +47,6 @@ def _interval(node) -> tuple[int, int, float] | None:
     return found
 
 
-def _is_zeros(var: Variable) -> bool:
-    """``second(a, 0.0)``: zeros of a's shape (a positive zero, so that 0 + v is v)."""
-    node = var.owner
-    if node is None or node.op != Elemwise("second") or var.ndim < node.inputs[1].ndim:
-        return False
-    fill = node.inputs[1]
-    return (isinstance(fill, Constant) and all(n == 1 for n in fill.type.shape) and bool(np.all(fill.data == 0))
-            and not bool(np.any(np.signbit(np.real(fill.data)))))
-
-
 def _increments(var: Variable) -> tuple[Variable, list, list] | None:
     """(zeros, increment nodes from the innermost, their intervals) of a chain of increments
     into zeros, else None."""
@@ -67,7 +58,7 @@ def _increments(var: Variable) -> tuple[Variable, list, list] | None:
         nodes.insert(0, var.owner)
         intervals.insert(0, interval)
         var = var.owner.inputs[0]
-    return (var, nodes, intervals) if nodes and _is_zeros(var) else None
+    return (var, nodes, intervals) if nodes and is_zeros_like(var) else None
 
 
 def _disjoint(intervals: list) -> bool:

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from symscan.config import config
-from symscan.graph.basic import Apply, Op, Variable, describe
+from symscan.graph.basic import Apply, Constant, Op, Variable, describe
 from symscan.graph.type import TensorType, normalize_dtype
 from symscan.tensor.basic import as_operands, as_tensor_variable, constant, static_int
+from symscan.tensor.elemwise import Elemwise, broadcast_static_shapes, cast, maximum, second, switch
 from symscan.tensor.elemwise import abs as absolute
-from symscan.tensor.elemwise import broadcast_static_shapes, cast, maximum, second, switch
 from symscan.tensor.shape import MakeVector, reshape, shape_vector, stack
 
 
@@ -74,6 +74,17 @@ def zeros_like(x, dtype=None) -> Variable:
     """Zeros with ``x``'s shape and (unless given) dtype."""
     x = as_tensor_variable(x)
     return second(x, constant(0, dtype=normalize_dtype(dtype or x.dtype)))
+
+
+def is_zeros_like(var: Variable) -> bool:
+    """Whether ``var`` is ``zeros_like(a)`` (``second(a, 0)``): zeros of a's shape, positive
+    ones (so that ``0 + v`` is ``v``), whatever a's values."""
+    node = var.owner
+    if node is None or node.op != Elemwise("second") or var.ndim < node.inputs[1].ndim:
+        return False
+    fill = node.inputs[1]
+    return (isinstance(fill, Constant) and all(n == 1 for n in fill.type.shape) and bool(np.all(fill.data == 0))
+            and not bool(np.any(np.signbit(np.real(fill.data)))))
 
 
 def ones_like(x, dtype=None) -> Variable:

@@ -39,10 +39,11 @@ class StageEnd(Exception):  # noqa: N818 - a signal that ends a trace, not an er
     a static argument: each new value compiles the next stage again)."""
 
     def __init__(self, values: list, checks: list[Deferred], finish: Callable[[list], object], static: bool,
-                 slot: int | None = None):
+                 slot: int | None = None, loop: Apply | None = None):
         super().__init__("this stage ends here")
         self.values, self.checks, self.finish, self.static = values, checks, finish, static
         self.slot = slot  # where in ``known`` the result goes (a resumed loop replaces its earlier state)
+        self.loop = loop  # the loop with until that ends the stage
 
 
 @dataclass(frozen=True)
@@ -130,23 +131,48 @@ class Trace:
 def evaluate(fgraph: FunctionGraph, inputs: list, trace: Trace, shared: dict | None = None) -> list:
     """``fgraph``'s outputs for ``inputs`` and the values of the shared variables it reads
     (JAX tracers or numpy values)."""
-    from symscan.backends.jax.ops import lower
+    from symscan.backends.jax.ops import accumulations_together, lower
 
     values: dict[Variable, object] = dict(zip(fgraph.inputs, inputs, strict=True))
     values.update(shared or {})
-    for node in fgraph.toposort():
-        args = [v.data if isinstance(v, Constant) else values[v] for v in node.inputs]
-        try:
-            results = _concrete(node, args) if not any(map(is_traced, args)) else None
-            if results is None:
-                results = lower(node, args, trace)
-        except (NotLowerable, StageEnd):
-            raise
-        except Exception as err:
-            raise with_node_context(err, node) from err
+    order = fgraph.toposort()
+    together, ready = accumulations_together(order), {}
+    for node in order:
+        if node in ready:
+            results = ready.pop(node)
+        else:
+            args = [v.data if isinstance(v, Constant) else values[v] for v in node.inputs]
+            try:
+                results = _concrete(node, args) if not any(map(is_traced, args)) else None
+                if results is None and node in together:
+                    results = _lowered_together(node, together[node], values, trace, ready)
+                if results is None:
+                    results = lower(node, args, trace)
+            except (NotLowerable, StageEnd):
+                raise
+            except Exception as err:
+                raise with_node_context(err, node) from err
         for var, result in zip(node.outputs, results, strict=True):
             values[var] = result
     return [v.data if isinstance(v, Constant) else values[v] for v in fgraph.outputs]
+
+
+def _lowered_together(node: Apply, later: list[Apply], values: dict, trace: Trace, ready: dict) -> list | None:
+    """``node``'s outputs lowered in one loop with the ``later`` nodes whose inputs are ready
+    (their outputs go to ``ready``); None when that does not apply."""
+    from symscan.backends.jax.ops import lower_accumulations
+
+    def args_of(n):
+        return [v.data if isinstance(v, Constant) else values[v] for v in n.inputs]
+
+    nodes = [node] + [n for n in later if all(isinstance(v, Constant) or v in values for v in n.inputs)]
+    if len(nodes) == 1:
+        return None
+    outputs = lower_accumulations(nodes, [args_of(n) for n in nodes], trace)
+    if outputs is None:
+        return None
+    ready.update(zip(nodes[1:], outputs[1:]))
+    return outputs[0]
 
 
 def _concrete(node: Apply, args: list) -> list | None:

@@ -40,29 +40,42 @@ def _raise_after(trace, node, name: str, what: str, holds) -> None:
     trace.deferred.append(Deferred(message, np.linalg.LinAlgError, [holds]))
 
 
-def _nonsingular(trace, node, name: str, a) -> None:
-    """numpy's LinAlgError where LU finds an exact zero pivot (as LAPACK's getrf does)."""
+def _nonsingular_lu(trace, node, name: str, a) -> tuple:
+    """a's LU factorisation (lu, pivots), with numpy's LinAlgError where it finds an exact zero
+    pivot (as LAPACK's getrf does). inv and solve reuse it: one factorisation, not two."""
     import jax.numpy as jnp
     from jax import lax
 
-    lu = lax.linalg.lu(a)[0]
+    lu, pivots, _ = lax.linalg.lu(a)
     _raise_after(trace, node, name, "singular", jnp.all(jnp.diagonal(lu, axis1=-2, axis2=-1) != 0))
+    return lu, pivots
+
+
+def _lu_solve(lu, pivots, b):
+    """``solve`` from a's factorisation, b as numpy's solve reads it (``_batched``)."""
+    import jax.numpy as jnp
+    import jax.scipy.linalg as linalg
+
+    signature = "(n,n),(n),(n)->(n)" if b.ndim == 1 else "(n,n),(n),(n,k)->(n,k)"
+    return jnp.vectorize(lambda lu2, p2, b2: linalg.lu_solve((lu2, p2), b2), signature=signature)(lu, pivots, b)
 
 
 @jax_lowers(MatrixInverse)
 def _inv(node, inputs, trace):
     import jax.numpy as jnp
 
-    _nonsingular(trace, node, "inv", inputs[0])
-    return [jnp.linalg.inv(inputs[0])]
+    a = jnp.asarray(inputs[0]).astype(node.outputs[0].dtype)
+    lu, pivots = _nonsingular_lu(trace, node, "inv", a)
+    return [_lu_solve(lu, pivots, jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=lu.dtype), a.shape))]
 
 
 @jax_lowers(Solve)
 def _solve(node, inputs, trace):
     import jax.numpy as jnp
 
-    _nonsingular(trace, node, "solve", inputs[0])
-    return [jnp.linalg.solve(*inputs)]
+    a, b = (jnp.asarray(v).astype(node.outputs[0].dtype) for v in inputs)
+    lu, pivots = _nonsingular_lu(trace, node, "solve", a)
+    return [_lu_solve(lu, pivots, b)]
 
 
 @jax_lowers(Cholesky)

@@ -10,6 +10,8 @@ step; its result is the initial rows and those, sliced as the reference slices i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from symscan.backends.jax.graph import Trace, evaluate, first_failure
@@ -17,6 +19,7 @@ from symscan.backends.scan_loop import result_rows
 from symscan.graph.basic import Apply
 from symscan.scan.args import ScanArgs
 from symscan.scan.checks import check_sequences, direction_and_steps, initial_rows, shape_error
+from symscan.tensor.creation import is_zeros_like
 
 
 def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
@@ -31,10 +34,7 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
     lengths = [int(np.shape(data)[0]) for data in sequences]
     check_sequences(args, lengths, n_steps)
 
-    windows = []  # per recurrent output, its last `span` rows in time order (the taps read them)
-    for entry in args.recurrent:
-        dtype = np.dtype(entry.inner_out.type.dtype)
-        windows.append(_initial_rows(args, entry, values[entry.outer_init]).astype(dtype))
+    windows = _windows(args, values)
     if args.until is not None and n_steps > 0:
         from symscan.backends.jax.while_loops import run_until
 
@@ -48,8 +48,11 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
             rows = jnp.asarray(data)[first:first + n_steps]
             xs.append(jnp.flip(rows, axis=0) if backwards else rows)
     shared = [values[s.outer] for s in args.shared]
-    non_seqs = [values[n.outer] for n in args.non_seqs]
+    non_seqs = non_sequences(args, values)
     n_rec = len(windows)
+    # a ring no longer than the window (log_alphas[-1]: a ring of one) is the last window's
+    # end: its rows are not stacked at all
+    from_window = [e.ring is not None and e.ring <= e.span and n_steps >= e.ring for e in args.recurrent]
 
     body_traces: list[Trace] = []
 
@@ -59,13 +62,13 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
         for entry, window in zip(args.recurrent, windows):
             inner += [window[entry.span + tap] for tap in entry.taps]
         body_traces.append(Trace())
-        results = evaluate(node.op.inner, inner + list(shared) + non_seqs, body_traces[-1])
+        results = evaluate(node.op.inner, inner + list(shared) + non_seqs(), body_traces[-1])
         new_windows, new_rows = [], []
-        for entry, window, value in zip(args.recurrent, windows, results):
+        for entry, window, value, kept in zip(args.recurrent, windows, results, from_window):
             check_row(args, entry.label, window.shape[1:], jnp.shape(value))
             row = jnp.asarray(value).astype(window.dtype)
             new_windows.append(jnp.concatenate([window[1:], row[None]]) if entry.span > 1 else row[None])
-            new_rows.append(row)
+            new_rows.append(None if kept else row)
         nit = [jnp.asarray(v).astype(e.inner_out.type.dtype) for e, v in zip(args.nit_sot, results[n_rec:])]
         n_buffered = n_rec + len(nit)
         new_shared = [_same_type(v, old) for v, old in zip(results[n_buffered:n_buffered + len(shared)], shared)]
@@ -77,13 +80,33 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
         steps_rows = [w[:0] for w in windows]
         nit_rows = _unrun_nit_sot_rows(args, step, carry, xs)
     else:
-        (_, shared), (steps_rows, nit_rows, checks) = lax.scan(step, carry, xs, length=n_steps)
+        (last_windows, shared), (steps_rows, nit_rows, checks) = lax.scan(step, carry, xs, length=n_steps)
         for deferred, passed in zip(body_traces[-1].deferred, checks):
             trace.deferred.append(deferred.in_loop(node, jnp.all(passed), first_failure(passed, n_steps)))
-    outs = [result_rows(jnp.concatenate([window, rows]) if n_steps else window, entry.span, n_steps, entry.ring)
-            for entry, window, rows in zip(args.recurrent, windows, steps_rows)]
+        windows = [last[last.shape[0] - e.ring:] if kept else first
+                   for last, e, kept, first in zip(last_windows, args.recurrent, from_window, windows)]
+    outs = [window if kept else
+            result_rows(jnp.concatenate([window, rows]) if n_steps else window, entry.span, n_steps, entry.ring)
+            for entry, window, rows, kept in zip(args.recurrent, windows, steps_rows, from_window)]
     outs += [result_rows(rows, 0, n_steps, entry.ring) for entry, rows in zip(args.nit_sot, nit_rows)]
     return outs + list(shared)
+
+
+def non_sequences(args: ScanArgs, values: dict) -> Callable[[], list]:
+    """The body's non-sequences, to call inside the body: one that is ``zeros_like(a)``
+    outside is made there, as zeros XLA can see (a gradient's ``acc + inc_subtensor(zeros, v,
+    i)`` per step then touches one column, not the whole array: H1's backward loop)."""
+    import jax.numpy as jnp
+
+    given = [values[n.outer] for n in args.non_seqs]
+    zeros = [is_zeros_like(n.outer) for n in args.non_seqs]
+    return lambda: [jnp.zeros(jnp.shape(v), jnp.result_type(v)) if zero else v for v, zero in zip(given, zeros)]
+
+
+def _windows(args: ScanArgs, values: dict) -> list:
+    """Per recurrent output, its last ``span`` rows in time order (what its taps read)."""
+    return [_initial_rows(args, entry, values[entry.outer_init]).astype(np.dtype(entry.inner_out.type.dtype))
+            for entry in args.recurrent]
 
 
 def _rows_at(args: ScanArgs, sequences: list, lengths: list, backwards: bool):

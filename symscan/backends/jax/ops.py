@@ -477,7 +477,7 @@ def _accumulate(node, inputs, trace):
         return [initial.astype(dtype) if op.last else initial.astype(dtype)[None]]
     initial = initial.astype(dtype)
     if _sequential_is_faster():
-        return [_accumulate_in_sequence(elemwise_function(name), initial, values, steps, op)]
+        return [accumulate_in_sequence([(elemwise_function(name), initial, op)], values, steps)[0]]
     operand = jnp.broadcast_to(values if op.per_step else values[None], (steps,) + initial.shape).astype(dtype)
     rows = jnp.concatenate([initial[None], operand])
     rows = jnp.cumsum(rows, axis=0) if name == "add" else lax.associative_scan(elemwise_function(name), rows, axis=0)
@@ -492,16 +492,61 @@ def _sequential_is_faster() -> bool:
     return jax.default_backend() == "cpu"
 
 
-def _accumulate_in_sequence(combine, initial, values, steps: int, op):
+def accumulate_in_sequence(accumulations: list, values, steps: int) -> list:
+    """Each ``(combine, initial, op)`` of one ``values`` and step count as one ``lax.scan``:
+    several accumulations of one sequence (W8's running sum and running max) share its loop."""
     import jax.numpy as jnp
     from jax import lax
 
-    def step(acc, value):
-        new = combine(acc, value if op.per_step else values).astype(acc.dtype)
-        return new, (None if op.last else new)
+    per_step = accumulations[0][2].per_step
 
-    last, rows = lax.scan(step, initial, values[:steps] if op.per_step else None, length=steps)
-    return last if op.last else jnp.concatenate([initial[None], rows])
+    def step(accs, value):
+        new = [combine(acc, value if per_step else values).astype(acc.dtype)
+               for acc, (combine, _, _) in zip(accs, accumulations)]
+        return new, [None if op.last else row for row, (_, _, op) in zip(new, accumulations)]
+
+    lasts, rows = lax.scan(step, [initial for _, initial, _ in accumulations], values[:steps] if per_step else None,
+                           length=steps)
+    return [last if op.last else jnp.concatenate([initial[None], r])
+            for last, r, (_, initial, op) in zip(lasts, rows, accumulations)]
+
+
+def accumulations_together(order: list) -> dict:
+    """On a CPU, per Accumulate node with a time axis, the later ones of the same values and
+    step count (lowered with it, in one loop, when their inputs are ready by then)."""
+    if not _sequential_is_faster():
+        return {}
+    groups: dict = {}
+    for node in order:
+        if isinstance(node.op, Accumulate) and node.op.per_step:
+            groups.setdefault((node.inputs[1], node.inputs[2]), []).append(node)
+    return {nodes[0]: nodes[1:] for nodes in groups.values() if len(nodes) > 1}
+
+
+def lower_accumulations(nodes: list, inputs: list, trace: Trace) -> list | None:
+    """The outputs (each its node's dtype) of Accumulate ``nodes`` (one values and step count)
+    from one loop, or None when each is lowered alone: no step, an operand not traced, or a row
+    shape error (raised by its own node, as mode py raises it)."""
+    import jax.numpy as jnp
+
+    from symscan.scan.checks import check_row_shape
+    from symscan.scan.recurrences import _LOGICAL
+
+    values, steps = inputs[0][1], inputs[0][2]
+    steps = _static_ints(steps, "step count", nodes[0], trace)[0]
+    if not steps or not is_traced(values):
+        return None
+    accumulations = []
+    for node, (initial, _, _) in zip(nodes, inputs):
+        op, dtype = node.op, np.dtype(node.outputs[0].dtype)
+        initial = jnp.asarray(initial)
+        try:
+            check_row_shape(op.name, op.label, initial.shape, values.shape[1:])
+        except ValueError:
+            return None
+        name = _LOGICAL.get(op.op, op.op) if dtype.kind == "b" else op.op
+        accumulations.append((elemwise_function(name), initial.astype(dtype), op))
+    return [[out] for out in accumulate_in_sequence(accumulations, values, steps)]
 
 
 @jax_lowers(LinearRecurrence)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from symscan.backends.jax.graph import NotLowerable, StageEnd, Trace, evaluate
-from symscan.backends.jax.loops import check_row
+from symscan.backends.jax.loops import check_row, non_sequences
 from symscan.backends.scan_loop import GROWTH_START, buffer_length, grown, more_room, result_rows
 from symscan.graph.basic import Apply
 from symscan.scan.args import ScanArgs
@@ -52,7 +52,7 @@ def run_until(node: Apply, args: ScanArgs, values: dict, xs_at: Callable, n_step
 class _WhileLoop:
     def __init__(self, node, args: ScanArgs, values: dict, xs_at: Callable, n_steps: int):
         self.node, self.args, self.xs_at, self.n_steps = node, args, xs_at, n_steps
-        self.non_seqs = [values[n.outer] for n in args.non_seqs]
+        self.non_seqs = non_sequences(args, values)
         self.shared = [values[s.outer] for s in args.shared]
         self.histories = [e.span for e in args.recurrent] + [0] * len(args.nit_sot)
         self.rings = [e.ring for e in args.recurrent + args.nit_sot]
@@ -70,7 +70,8 @@ class _WhileLoop:
             nit_rows, n_checks = self._probe(windows, shared)
             room = self._first_room(windows, nit_rows)
             lengths = [buffer_length(r, h, room) for r, h in zip(self.rings, self.histories)]
-            buffers = [jnp.concatenate([w, jnp.zeros((n - w.shape[0],) + w.shape[1:], w.dtype)])
+            # zeros with the initial rows written in: XLA fills them faster than it concatenates
+            buffers = [lax.dynamic_update_slice_in_dim(jnp.zeros((n,) + w.shape[1:], w.dtype), w, 0, 0)
                        for w, n in zip(windows, lengths)]
             buffers += [jnp.zeros((n,) + shape, dtype) for n, (shape, dtype) in zip(lengths[self.n_rec:], nit_rows)]
             passed = [(jnp.asarray(True), jnp.int64(self.n_steps))] * n_checks
@@ -85,14 +86,15 @@ class _WhileLoop:
             i, _, windows, buffers, shared, passed = state
             results = self._body_results(i, windows, shared)
             stop = jnp.asarray(results[-1]).astype(bool).reshape(())
-            windows, buffers = self._written(i, windows, buffers, lengths, results)
+            windows, buffers = self._written(i, windows, buffers, lengths, results, end)
             return i + 1, stop, windows, buffers, self._updates(results, shared), self._passed(i, passed)
 
         state = (jnp.asarray(step, dtype=jnp.int64), jnp.asarray(False), windows, buffers, shared, passed)
         steps, stop, windows, buffers, shared, passed = lax.while_loop(lambda s: (s[0] < end) & ~s[1], body, state)
         checks = [d.in_loop(self.node, p, first) for d, (p, first) in zip(self.body_traces[-1].deferred, passed)]
         finish = _Finish(self.histories, self.rings, self.n_steps, end)
-        return StageEnd([steps, stop, windows, buffers, shared, passed], checks, finish, static=False, slot=slot)
+        return StageEnd([steps, stop, windows, buffers, shared, passed], checks, finish, static=False, slot=slot,
+                        loop=self.node)
 
     def _room(self, lengths: list) -> int:
         """The steps these buffers have room for: a buffer that can still grow (its length short
@@ -125,11 +127,13 @@ class _WhileLoop:
         for entry, window in zip(self.args.recurrent, windows):
             inner += [window[entry.span + tap] for tap in entry.taps]
         self.body_traces.append(Trace())
-        return evaluate(self.node.op.inner, inner + list(shared) + self.non_seqs, self.body_traces[-1])
+        return evaluate(self.node.op.inner, inner + list(shared) + self.non_seqs(), self.body_traces[-1])
 
-    def _written(self, i, windows: list, buffers: list, lengths: list, results: list) -> tuple[list, list]:
+    def _written(self, i, windows: list, buffers: list, lengths: list, results: list,
+                 end: int) -> tuple[list, list]:
         """The windows moved on by the step's rows, and each buffer with its row at its place
-        (``virtual % length``, as the reference)."""
+        (``virtual % length``, as the reference; a buffer with room for all ``end`` steps
+        never wraps)."""
         import jax.numpy as jnp
         from jax import lax
 
@@ -138,7 +142,9 @@ class _WhileLoop:
         for k, (entry, buffer, value) in enumerate(zip(entries, buffers, results)):
             check_row(self.args, entry.label, buffer.shape[1:], jnp.shape(value))
             row = jnp.asarray(value).astype(buffer.dtype)
-            written.append(lax.dynamic_update_index_in_dim(buffer, row, (self.histories[k] + i) % lengths[k], 0))
+            place = self.histories[k] + i
+            wraps = lengths[k] < self.histories[k] + end
+            written.append(lax.dynamic_update_index_in_dim(buffer, row, place % lengths[k] if wraps else place, 0))
             if k < self.n_rec:
                 window = windows[k]
                 moved.append(jnp.concatenate([window[1:], row[None]]) if entry.span > 1 else row[None])
