@@ -162,6 +162,16 @@ _PYTENSOR = {"W1": _pt_power, "W2": _pt_polynomial, "W3": _pt_running_sum, "W4":
 
 
 # ---------------------------------------------------------------------------- JAX
+def warm_up_jax() -> None:
+    """JAX's one-time start before any timing: its runtime, and its LAPACK kernels, which
+    import scipy (0.2 s here) the first time a jitted function factorises a matrix."""
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    jax.block_until_ready(jax.jit(lambda a: jnp.linalg.inv(a) + jnp.linalg.slogdet(a)[1])(np.eye(2)))
+
+
 def jax_function(name: str, params: dict) -> Callable:
     """A jitted JAX function for workload ``name`` (float64 enabled); static sizes from params."""
     import jax

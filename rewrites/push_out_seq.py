@@ -21,7 +21,7 @@ from rewrites.scan_utils import (
     steps_known_non_negative,
 )
 from rewrites.vectorize import NotVectorizable, batchable, vectorize
-from rewrites.vectorize_subtensor import INDEXING, indexing_unbatchable
+from rewrites.vectorize_subtensor import INDEXING, index_start, indexing_unbatchable
 from symscan.graph.basic import Constant, Variable
 from symscan.graph.traversal import toposort
 from symscan.scan.args import ScanArgs, SequenceEntry
@@ -43,11 +43,18 @@ def _per_step(args: ScanArgs, stacked: set, invariant: set) -> set[Variable]:
     for node in toposort(args.inner_outputs(), stop_at=args.inner_inputs()):
         flags = [v in varying for v in node.inputs]
         if node.outputs[0] in known and all(v in movable or isinstance(v, Constant) for v in node.inputs) \
-                and batchable(node.op, node.inputs, flags, tile_bases=True):
+                and batchable(node.op, node.inputs, flags, tile_bases=True) \
+                and not (args.until is not None and _indexed_per_step(node.op, flags)):
             movable.update(node.outputs)
             if any(flags):
                 varying.update(node.outputs)
     return movable
+
+
+def _indexed_per_step(op, flags: list[bool]) -> bool:
+    """An index that changes per step: over whole sequences it would read rows of steps a loop
+    with until never runs, and raise where the loop does not (an index out of range there)."""
+    return isinstance(op, INDEXING) and any(flags[index_start(op):])
 
 
 @register("push_out_seq", phase="push_out", tracks=(Scan,), tags=("push_out", "scan"))

@@ -8,6 +8,9 @@ but an array index only at the positions it reads, so a loop of zero steps stays
 errors as it was. numpy puts the dims of advanced indices first unless they are adjacent and
 preceded by a slice, which can move the time axis elsewhere.
 
+A per-step index on a loop-invariant array after a slice (``B[:, y_t]``: numpy puts the
+steps' axis where the ints are) is batched with that axis moved to the front afterwards.
+
 When the index is the same every step and nothing in it can fail at run time (slices, and
 constants that building the graph checked), a full slice in front is the batched form
 instead (``X[:, idx]``): basic indexing stays basic, a view rather than a gather.
@@ -28,7 +31,7 @@ from symscan.tensor.basic import constant
 from symscan.tensor.creation import Alloc, alloc, arange
 from symscan.tensor.elemwise import Elemwise, cast
 from symscan.tensor.shape import dimshuffle
-from symscan.tensor.subtensor import ARRAY, INT, IncSubtensor, Subtensor, infer_shape
+from symscan.tensor.subtensor import ARRAY, ELLIPSIS, INT, IncSubtensor, Subtensor, infer_shape
 
 FULL_SLICE = ("slice", False, False, False)
 INDEXING = (Subtensor, IncSubtensor)
@@ -45,7 +48,7 @@ def with_time_axis(var: Variable, ndim: int) -> Variable:
 
 
 # ---------------------------------------------------------------------------- which form
-def _index_start(op) -> int:
+def index_start(op) -> int:
     """Where the index inputs start: after x (and y for set/inc_subtensor)."""
     return 2 if isinstance(op, IncSubtensor) else 1
 
@@ -89,7 +92,7 @@ def _checked_at_build(x: Variable, spec: tuple, index: list[Variable]) -> bool:
 def _form(op, inputs: list[Variable], is_stacked: list[bool], tile_bases: bool) -> tuple[str | None, str]:
     """("arange" | "slice", "") for the batched form of ``op`` on the per-step ``inputs``, or
     (None, why there is none)."""
-    start, spec = _index_start(op), op.spec
+    start, spec = index_start(op), op.spec
     if isinstance(op, IncSubtensor) and not is_stacked[0] and not tile_bases:
         return None, "its base is the same every step (repeating it per step is allowed only for map outputs)"
     entries = _entries(spec, is_stacked[start:])
@@ -103,6 +106,8 @@ def _form(op, inputs: list[Variable], is_stacked: list[bool], tile_bases: bool) 
         return "slice", ""
     if _advanced_first(batched) and (not arrays or _advanced_first(spec)):
         return "arange", ""
+    if not time_axis and not arrays and _adjacent(spec) and ELLIPSIS not in spec:
+        return "moved", ""
     return None, ("numpy would not put the steps' axis first (advanced indices after a slice), and the index "
                   "is not constant on axes of static length")
 
@@ -117,7 +122,7 @@ def indexing_unbatchable(op, inputs: list[Variable], is_stacked: list[bool], til
 def batched_indexing(node, inputs: list[Variable], is_stacked: list[bool]) -> Variable:
     """``node`` (Subtensor or set/inc_subtensor) for all steps; ``inputs`` are the outer
     values, with the time axis where flagged (check ``indexing_unbatchable`` first)."""
-    op, start = node.op, _index_start(node.op)
+    op, start = node.op, index_start(node.op)
     form, _ = _form(op, node.inputs, is_stacked, tile_bases=True)
     steps = next(v for v, s in zip(inputs, is_stacked) if s).shape[0]
     inc = isinstance(op, IncSubtensor)
@@ -126,6 +131,8 @@ def batched_indexing(node, inputs: list[Variable], is_stacked: list[bool]) -> Va
         spec, index = (FULL_SLICE,) + op.spec, inputs[start:]
     else:
         spec, index = _arange_index(node, inputs[start:], is_stacked[start:], steps, inc or is_stacked[0])
+    if form == "moved":
+        return _steps_axis_first(Subtensor(spec)(x, *index), op.spec)
     if not inc:
         return Subtensor(spec)(x, *index)
     y = inputs[1]
@@ -138,7 +145,7 @@ def _arange_index(node, index: list[Variable], flags: list[bool], steps: Variabl
                   time_axis: bool) -> tuple[tuple, list[Variable]]:
     """The spec and inputs of the "arange" form: ``arange(steps)`` on the time axis (if
     ``time_axis``), every int and array of the index an array broadcasting against it."""
-    per_step = _entries(node.op.spec, node.inputs[_index_start(node.op):])
+    per_step = _entries(node.op.spec, node.inputs[index_start(node.op):])
     rank = max([parts[0].ndim for entry, parts in per_step if entry == ARRAY], default=0)
     spec, inputs = ([ARRAY], [with_time_axis(arange(steps), rank)]) if time_axis else ([], [])
     for entry, parts in _entries(node.op.spec, list(zip(index, flags))):
@@ -150,6 +157,13 @@ def _arange_index(node, index: list[Variable], flags: list[bool], steps: Variabl
             spec.append(entry)
             inputs += [var for var, _ in parts]
     return tuple(spec), inputs
+
+
+def _steps_axis_first(result: Variable, spec: tuple) -> Variable:
+    """``x[:, i]`` over all steps is ``x[:, I]``, whose steps' axis numpy puts where the
+    ints are (adjacent, after a slice): moved to the front."""
+    at = sum(1 for e in spec[:_positions(spec)[0]] if e[0] in ("slice", "none"))
+    return dimshuffle(result, [at] + [i for i in range(result.ndim) if i != at])
 
 
 def _one_element(var: Variable, rank: int) -> Variable:

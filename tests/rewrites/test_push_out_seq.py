@@ -269,6 +269,51 @@ def test_until_on_a_pure_map_keeps_the_loop(scan_rw, rng):
     assert any(len(f(*v)) < 10 for v in values)
 
 
+def _hmm_like(until: bool):
+    """``s + B[:, y_t]`` (H1's emission term): an index per step after a slice."""
+    y, B, s0 = T.ivector("y"), T.matrix("B"), T.vector("s0")
+
+    def step(y_t, s, B):
+        new = T.tanh(s + B[:, y_t])
+        return (new, ss.until(new.sum() > 1.5)) if until else new
+
+    out, _ = ss.scan(step, sequences=y, outputs_info=s0, non_sequences=B)
+    return [y, B, s0], out
+
+
+def test_an_index_per_step_after_a_slice_moves_out_with_the_steps_axis_first(scan_rw, rng):
+    """``B[:, y_t]`` for every step is ``B[:, y]`` (numpy puts the steps' axis second),
+    transposed: the loop reads row t; negative indices wrap, one out of range raises."""
+    from symscan.tensor.subtensor import Subtensor
+
+    inputs, out = _hmm_like(until=False)
+    values = [[np.array([0, 3, -1, 2, 2], dtype="int32"), rng.normal(size=(3, 4)), rng.normal(size=3)],
+              [np.zeros(0, dtype="int32"), rng.normal(size=(3, 4)), rng.normal(size=3)]]
+    f = scan_rw.check(inputs, out, RULE, *values)
+    node, _ = scan_rw.only_scan(f)
+    assert scan_rw.nodes(node, Subtensor) == []  # the loop reads the pushed rows
+    (record,) = scan_rw.records(f, "push_out_seq")
+    assert "Subtensor{:, i}" in record.detail
+    for mode in ("py", "fast"):
+        with pytest.raises(IndexError):
+            ss.function(inputs, out, mode=mode)(np.array([0, 4], dtype="int32"), np.ones((3, 4)), np.zeros(3))
+
+
+def test_under_until_an_index_per_step_stays_in_the_loop(scan_rw, rng):
+    """A loop with until never reads the rows after it stops: an index out of range there is
+    no error in the loop, so it must not become one over whole sequences (it did for
+    ``B[y_t]`` and ``B[:, y_t]``: a result turned into an IndexError)."""
+    from symscan.tensor.subtensor import Subtensor
+
+    inputs, out = _hmm_like(until=True)
+    bad_after_the_stop = [np.array([0, 1, 99], dtype="int32"), np.ones((3, 4)), np.zeros(3)]
+    f = scan_rw.check(inputs, out, RULE, bad_after_the_stop, [np.array([0, 1, 2], dtype="int32"),
+                                                              rng.normal(size=(3, 4)), rng.normal(size=3)])
+    node, _ = scan_rw.only_scan(f)
+    assert len(scan_rw.nodes(node, Subtensor)) == 1
+    assert len(f(*bad_after_the_stop)) == 1  # it stopped after one step
+
+
 # ---------------------------------------------------------------------------- op coverage
 def test_broadcasting_a_sequence_element_against_higher_rank_non_sequences(scan_rw, rng):
     v, X, M, s0 = T.vector("v"), T.matrix("X"), T.matrix("M"), T.scalar("s0")

@@ -11,6 +11,7 @@ the call (``evaluator.py``), so mode jax raises where mode py does.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -78,10 +79,12 @@ class Deferred:
     step: object = None
 
     def holds(self):
-        """Whether every condition holds (a traced bool)."""
+        """Whether every condition holds (a traced bool; in a loop body it runs every step, so
+        a scalar condition is used as it is)."""
         import jax.numpy as jnp
 
-        return jnp.all(jnp.stack([jnp.all(c) for c in self.conditions]))
+        flags = [c if jnp.ndim(c) == 0 else jnp.all(c) for c in self.conditions]
+        return functools.reduce(jnp.logical_and, flags)
 
     def in_loop(self, node: Apply, passed, first_failure) -> Deferred:
         """This check of a loop body, for the whole loop: ``passed`` at every step, else
@@ -175,14 +178,26 @@ def _lowered_together(node: Apply, later: list[Apply], values: dict, trace: Trac
     return outputs[0]
 
 
+LARGEST_CONSTANT_BYTES = 2**16
+"""An allocation computed from shapes alone, larger than this, is left to XLA: as numpy it
+would be a literal in the program (W9's 80 MB of zeros: compiled in, then copied each call)."""
+
+
+def _allocated_bytes(node: Apply, args: list) -> int:
+    return int(np.prod([int(n) for n in args[1:]], dtype=np.int64)) * np.dtype(node.outputs[0].dtype).itemsize
+
+
 def _concrete(node: Apply, args: list) -> list | None:
     """The op's numpy result when every input is concrete (None for loops and branches,
     which the table lowers: their bodies may still depend on traced values)."""
     from symscan.scan.ifelse import IfElse
     from symscan.scan.op import Scan
+    from symscan.tensor.creation import Alloc
     from symscan.tensor.random import RandomVariable
 
     if isinstance(node.op, (Scan, IfElse, RandomVariable)):
         return None
+    if isinstance(node.op, Alloc) and _allocated_bytes(node, args) > LARGEST_CONSTANT_BYTES:
+        return None  # XLA fills it (a memset it may then update in place), not a literal copied each call
     return [np.asarray(r) if not isinstance(r, np.ndarray) and np.ndim(r) == 0 and hasattr(r, "dtype") else r
             for r in node.op.perform(node, [np.asarray(a) if hasattr(a, "shape") else a for a in args])]

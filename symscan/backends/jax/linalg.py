@@ -40,24 +40,38 @@ def _raise_after(trace, node, name: str, what: str, holds) -> None:
     trace.deferred.append(Deferred(message, np.linalg.LinAlgError, [holds]))
 
 
+def _diagonal(a):
+    """The last two axes' diagonal, branch-free (``jnp.diagonal`` lowers to a conditional on the
+    platform, one more program for XLA to compile per check)."""
+    import jax.numpy as jnp
+
+    return jnp.sum(jnp.where(jnp.eye(a.shape[-1], dtype=bool), a, 0), axis=-1)
+
+
 def _nonsingular_lu(trace, node, name: str, a) -> tuple:
-    """a's LU factorisation (lu, pivots), with numpy's LinAlgError where it finds an exact zero
-    pivot (as LAPACK's getrf does). inv and solve reuse it: one factorisation, not two."""
+    """a's LU factorisation (lu, permutation), with numpy's LinAlgError where it finds an
+    exact zero pivot (as LAPACK's getrf does). inv and solve reuse it: one factorisation."""
+    from jax import lax
+
+    lu, _, permutation = lax.linalg.lu(a)
+    _raise_after(trace, node, name, "singular", (_diagonal(lu) != 0).all())
+    return lu, permutation
+
+
+def _lu_solve(lu, permutation, b):
+    """``solve`` from a's factorisation, b as numpy's solve reads it (``_batched``): the rows
+    permuted, then the two triangular solves."""
     import jax.numpy as jnp
     from jax import lax
 
-    lu, pivots, _ = lax.linalg.lu(a)
-    _raise_after(trace, node, name, "singular", jnp.all(jnp.diagonal(lu, axis1=-2, axis2=-1) != 0))
-    return lu, pivots
-
-
-def _lu_solve(lu, pivots, b):
-    """``solve`` from a's factorisation, b as numpy's solve reads it (``_batched``)."""
-    import jax.numpy as jnp
-    import jax.scipy.linalg as linalg
+    def solve(lu2, p2, b2):
+        rows = b2[p2] if b2.ndim == 2 else b2[p2][:, None]
+        rows = lax.linalg.triangular_solve(lu2, rows, left_side=True, lower=True, unit_diagonal=True)
+        rows = lax.linalg.triangular_solve(lu2, rows, left_side=True, lower=False)
+        return rows if b2.ndim == 2 else rows[:, 0]
 
     signature = "(n,n),(n),(n)->(n)" if b.ndim == 1 else "(n,n),(n),(n,k)->(n,k)"
-    return jnp.vectorize(lambda lu2, p2, b2: linalg.lu_solve((lu2, p2), b2), signature=signature)(lu, pivots, b)
+    return jnp.vectorize(solve, signature=signature)(lu, permutation, b)
 
 
 @jax_lowers(MatrixInverse)
@@ -106,7 +120,7 @@ def _solve_triangular(node, inputs, trace):
     op, (a, b) = node.op, inputs
     if not op.unit_diagonal:
         _raise_after(trace, node, "solve_triangular", "singular",
-                     jnp.all(jnp.diagonal(a, axis1=-2, axis2=-1) != 0))
+                     jnp.all(_diagonal(a) != 0))
     return [_batched(lambda a2, b2: linalg.solve_triangular(a2, b2, lower=op.lower, trans=op.trans,
                                                            unit_diagonal=op.unit_diagonal), a, b)]
 

@@ -57,7 +57,7 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
     body_traces: list[Trace] = []
 
     def step(carry, rows):
-        windows, shared = carry
+        windows, shared = carry  # each window a tuple of rows (XLA copies no small array per step)
         inner = list(rows)
         for entry, window in zip(args.recurrent, windows):
             inner += [window[entry.span + tap] for tap in entry.taps]
@@ -65,17 +65,17 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
         results = evaluate(node.op.inner, inner + list(shared) + non_seqs(), body_traces[-1])
         new_windows, new_rows = [], []
         for entry, window, value, kept in zip(args.recurrent, windows, results, from_window):
-            check_row(args, entry.label, window.shape[1:], jnp.shape(value))
-            row = jnp.asarray(value).astype(window.dtype)
-            new_windows.append(jnp.concatenate([window[1:], row[None]]) if entry.span > 1 else row[None])
+            check_row(args, entry.label, jnp.shape(window[0]), jnp.shape(value))
+            row = jnp.asarray(value).astype(window[0].dtype)
+            new_windows.append(window[1:] + (row,))
             new_rows.append(None if kept else row)
         nit = [jnp.asarray(v).astype(e.inner_out.type.dtype) for e, v in zip(args.nit_sot, results[n_rec:])]
         n_buffered = n_rec + len(nit)
         new_shared = [_same_type(v, old) for v, old in zip(results[n_buffered:n_buffered + len(shared)], shared)]
-        checks = [d.holds() for d in body_traces[-1].deferred]
+        checks = [jnp.asarray(d.holds(), dtype=bool) for d in body_traces[-1].deferred]
         return (new_windows, new_shared), (new_rows, nit, checks)
 
-    carry = (windows, shared)
+    carry = ([tuple(w) for w in windows], shared)
     if n_steps == 0:  # the body never runs: its errors must not be raised (the reference never calls it)
         steps_rows = [w[:0] for w in windows]
         nit_rows = _unrun_nit_sot_rows(args, step, carry, xs)
@@ -83,7 +83,7 @@ def run_scan(node: Apply, inputs: list, trace: Trace) -> list:
         (last_windows, shared), (steps_rows, nit_rows, checks) = lax.scan(step, carry, xs, length=n_steps)
         for deferred, passed in zip(body_traces[-1].deferred, checks):
             trace.deferred.append(deferred.in_loop(node, jnp.all(passed), first_failure(passed, n_steps)))
-        windows = [last[last.shape[0] - e.ring:] if kept else first
+        windows = [jnp.stack(last[len(last) - e.ring:]) if kept else first
                    for last, e, kept, first in zip(last_windows, args.recurrent, from_window, windows)]
     outs = [window if kept else
             result_rows(jnp.concatenate([window, rows]) if n_steps else window, entry.span, n_steps, entry.ring)

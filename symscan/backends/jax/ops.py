@@ -293,8 +293,9 @@ def _sum_to_shape(node, inputs, trace):
 def _alloc(node, inputs, trace):
     import jax.numpy as jnp
 
-    lengths = [trace.concrete(n, "length", node) for n in inputs[1:]]
-    return [jnp.broadcast_to(inputs[0], _checked_shape(node, inputs[:1] + lengths))]
+    shape = tuple(int(trace.concrete(n, "length", node)) for n in inputs[1:])
+    np.broadcast_to(_stand_in(inputs[0]), shape)  # Alloc's perform's errors, without allocating
+    return [jnp.broadcast_to(inputs[0], shape)]
 
 
 @jax_lowers(Arange)
@@ -338,7 +339,6 @@ def _index(node, values: list) -> tuple:
 def _check_indices(node, x, values, trace: Trace) -> None:
     """numpy's index errors: an index known now is checked now; one computed from input values
     is checked after the call (XLA clamps an out-of-range index where numpy raises)."""
-    import jax.numpy as jnp
 
     from symscan.tensor.subtensor import ELLIPSIS, NONE
 
@@ -358,9 +358,9 @@ def _check_indices(node, x, values, trace: Trace) -> None:
         else:
             value, length = next(it), x.shape[axis]
             if is_traced(value):
-                in_range.append(jnp.all((value >= -length) & (value < length)))
-            elif entry == ARRAY or entry == INT:
-                _stand_in(x)[(slice(None),) * axis + (np.asarray(value),)]
+                in_range.append((value >= -length) & (value < length))
+            elif entry == ARRAY or entry == INT:  # numpy's error, from a stand-in of this axis alone
+                np.empty((1,) * axis + (length,), dtype=np.int8)[(slice(None),) * axis + (np.asarray(value),)]
         axis += 1
     if in_range:
         trace.deferred.append(Deferred(f"{node.op}: an index is out of bounds", IndexError, in_range))
