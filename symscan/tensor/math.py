@@ -320,11 +320,15 @@ def ptp(x, axis=None, keepdims: bool = False) -> Variable:
 
 def logsumexp(x, axis=None, keepdims: bool = False) -> Variable:
     """``log(sum(exp(x)))`` over ``axis`` (scipy's ``logsumexp``), shifted by the max so that
-    large values do not overflow; an infinite max (all -inf, or an inf) shifts by 0 instead."""
+    large values do not overflow; an infinite max (all -inf, or an inf) shifts by 0 instead.
+    The shift's gradient is zero (its terms cancel exactly): the gradient is softmax(x) alone,
+    as JAX's, with no mask of the max's positions (H1's backward loop read one per step)."""
+    from symscan.tensor.gradient_markers import GradientMarker
+
     x = as_tensor_variable(x)
     axes = normalize_axis(axis, x.ndim, x, "logsumexp")
     axes = tuple(range(x.ndim)) if axes is None else axes
-    peak = max(x, axis=axes, keepdims=True)
+    peak = GradientMarker("disconnected")(max(x, axis=axes, keepdims=True))
     shift = switch(isinf(peak), 0, peak)
     out = log(sum(exp(x - shift), axis=axes, keepdims=True)) + shift
     if keepdims:

@@ -124,6 +124,23 @@ def test_logsumexp_is_stable_and_handles_infinities():
     assert f(np.array([np.inf, 1.0]))[0] == np.inf
 
 
+@pytest.mark.parametrize("mode", ["py", "fast"])
+def test_logsumexp_gradient_is_the_softmax_alone(mode, rng):
+    """The max's shift cancels in the gradient, so none flows through it (as in JAX): the
+    gradient is softmax(x), ties of the max included, and its graph holds no mask of where
+    the max is (an ``eq`` against it)."""
+    from symscan.graph.traversal import ancestors
+
+    m = T.dmatrix("m")
+    g = ss.grad(T.logsumexp(m, axis=0).sum(), m)
+    ops = {str(v.owner.op) for v in ancestors([g]) if v.owner is not None}
+    assert not any("eq" in name for name in ops), ops
+    f = ss.function([m], g, mode=mode)
+    for value in (rng.normal(size=(4, 3)), np.array([[2.0, 1.0], [2.0, -np.inf]])):
+        softmax = np.exp(value - value.max(axis=0)) / np.exp(value - value.max(axis=0)).sum(axis=0)
+        np.testing.assert_allclose(f(value), softmax, rtol=1e-14, atol=1e-15)
+
+
 def test_logsumexp_log_softmax_tensordot_in_onnxruntime(rng):
     x, a, b = T.dmatrix("x"), T.dtensor3("a"), T.dtensor3("b")
     va, vb = rng.normal(size=(2, 3, 4)), rng.normal(size=(4, 3, 5))
