@@ -209,7 +209,8 @@ def markdown(rows: list[dict], memory: dict, quick: bool) -> str:
         build = f"{fast['build_s'] * 1e3:.1f}" if fast else "-"
         description = next(r["description"] for r in rows if r["workload"] == name)  # (any system's)
         lines.append(f"| {name} {description} | " + " | ".join(cells) + f" | {build} |")
-    lines += ["", "Time to first result in s (building the function, compiling, first call):", "",
+    lines += ["", "Time to first result in s (building the function, compiling, first call; JAX's one-time "
+              "start runs before any timing):", "",
               "| workload | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
     for name in names:
         cells = [f"{by[(name, s)]['first_result_s']:.3g}" if (name, s) in by else "-" for s in systems]

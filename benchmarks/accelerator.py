@@ -61,6 +61,9 @@ def device_info() -> dict:
 
 def measure(quick: bool, repeats: int, only: set[str] | None = None) -> list[dict]:
     """One row per workload and system (printed as JSON lines as they come)."""
+    from benchmarks import peers
+
+    peers.warm_up_jax()  # JAX's one-time start, paid by neither system's first result
     rows = []
     for name, work in selected(quick, only):
         for row in run_workload(work, SYSTEMS, repeats, 2.0 if quick else 20.0):
@@ -80,7 +83,9 @@ gradient) and in the hand-written JAX of `peers.py` and `grad_peers.py`, both on
 device (the other benchmarks keep JAX on the CPU; `JAX_PLATFORMS` picks another). The runner is
 `python -m benchmarks`'s: every result is checked against the numpy loop (or BPTT) before it is
 timed; times are medians of interleaved repeats, each call copying its results back to the host.
-Everything is float64 (consumer GPUs run it far slower than float32).
+JAX's one-time start (its runtime; its LAPACK kernels import scipy) runs before any timing, so
+neither system's first result pays it. Everything is float64 (consumer GPUs run it far slower
+than float32).
 """
 
 
