@@ -90,8 +90,8 @@ def _checked_at_build(x: Variable, spec: tuple, index: list[Variable]) -> bool:
 
 
 def _form(op, inputs: list[Variable], is_stacked: list[bool], tile_bases: bool) -> tuple[str | None, str]:
-    """("arange" | "slice", "") for the batched form of ``op`` on the per-step ``inputs``, or
-    (None, why there is none)."""
+    """("arange" | "slice" | "moved", "") for the batched form of ``op`` on the per-step
+    ``inputs``, or (None, why there is none)."""
     start, spec = index_start(op), op.spec
     if isinstance(op, IncSubtensor) and not is_stacked[0] and not tile_bases:
         return None, "its base is the same every step (repeating it per step is allowed only for map outputs)"
@@ -106,7 +106,7 @@ def _form(op, inputs: list[Variable], is_stacked: list[bool], tile_bases: bool) 
         return "slice", ""
     if _advanced_first(batched) and (not arrays or _advanced_first(spec)):
         return "arange", ""
-    if not time_axis and not arrays and _adjacent(spec) and ELLIPSIS not in spec:
+    if not time_axis and not arrays and ELLIPSIS not in spec:  # (ints that are not adjacent took "arange")
         return "moved", ""
     return None, ("numpy would not put the steps' axis first (advanced indices after a slice), and the index "
                   "is not constant on axes of static length")

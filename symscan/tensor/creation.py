@@ -80,7 +80,7 @@ def is_zeros_like(var: Variable) -> bool:
     """Whether ``var`` is ``zeros_like(a)`` (``second(a, 0)``): zeros of a's shape, positive
     ones (so that ``0 + v`` is ``v``), whatever a's values."""
     node = var.owner
-    if node is None or node.op != Elemwise("second") or var.ndim < node.inputs[1].ndim:
+    if node is None or node.op != Elemwise("second"):
         return False
     fill = node.inputs[1]
     return (isinstance(fill, Constant) and all(n == 1 for n in fill.type.shape) and bool(np.all(fill.data == 0))

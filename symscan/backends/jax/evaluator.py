@@ -140,10 +140,11 @@ def _sliced(rows: np.ndarray, indices: list) -> np.ndarray:
 
 
 class _Buffer:
-    """An XLA result's buffer as numpy sees it, writable, keeping the result alive. XLA
-    allocated it for this call alone and nothing else reads it after, so the caller may own it
-    (every mode's results are writable) without the copy ``np.asarray``'s read-only view would
-    need: on W9 that copy was 80 MB per call."""
+    """An XLA result's buffer (or a slice of one: a loop's rows, ``_views_of_loops``) as numpy
+    sees it, writable, keeping the result alive. XLA allocated it for this call alone and
+    nothing else reads it after, so the caller may own it (every mode's results are writable)
+    without the copy ``np.asarray``'s read-only view would need: on W9 that copy was 80 MB per
+    call."""
 
     def __init__(self, view: np.ndarray):
         self._view = view

@@ -139,7 +139,7 @@ def evaluate(fgraph: FunctionGraph, inputs: list, trace: Trace, shared: dict | N
     values: dict[Variable, object] = dict(zip(fgraph.inputs, inputs, strict=True))
     values.update(shared or {})
     order = fgraph.toposort()
-    together, ready = accumulations_together(order), {}
+    together, ready, fills = accumulations_together(order), {}, _fills(order)
     for node in order:
         if node in ready:
             results = ready.pop(node)
@@ -150,7 +150,7 @@ def evaluate(fgraph: FunctionGraph, inputs: list, trace: Trace, shared: dict | N
                 if results is None and node in together:
                     results = _lowered_together(node, together[node], values, trace, ready)
                 if results is None:
-                    results = lower(node, args, trace)
+                    results = lower(node, [_as_operand(v, a, fills) for v, a in zip(node.inputs, args)], trace)
             except (NotLowerable, StageEnd):
                 raise
             except Exception as err:
@@ -179,12 +179,34 @@ def _lowered_together(node: Apply, later: list[Apply], values: dict, trace: Trac
 
 
 LARGEST_CONSTANT_BYTES = 2**16
-"""An allocation computed from shapes alone, larger than this, is left to XLA: as numpy it
-would be a literal in the program (W9's 80 MB of zeros: compiled in, then copied each call)."""
+"""An allocation computed from shapes alone (or a folded constant of one value) larger than
+this reaches a lowered op as XLA's own fill, not as a literal in the program (W9's 80 MB of
+zeros: compiled in, then copied each call); ops computed with numpy still read it as numpy."""
 
 
-def _allocated_bytes(node: Apply, args: list) -> int:
-    return int(np.prod([int(n) for n in args[1:]], dtype=np.int64)) * np.dtype(node.outputs[0].dtype).itemsize
+def _fills(order: list[Apply]) -> set[Variable]:
+    from symscan.tensor.creation import Alloc
+
+    return {node.outputs[0] for node in order if isinstance(node.op, Alloc)}
+
+
+def _as_operand(var: Variable, value, fills: set[Variable]):
+    """``value`` as a lowered op reads it: a large Alloc of one value, or a large constant of
+    one value (constant folding makes them), as XLA's fill."""
+    if not (isinstance(value, np.ndarray) and value.nbytes > LARGEST_CONSTANT_BYTES):
+        return value
+    if (var in fills and var.owner.inputs[0].ndim == 0) or (isinstance(var, Constant) and _one_value(value)):
+        import jax.numpy as jnp
+
+        return jnp.broadcast_to(value.flat[0], value.shape)
+    return value
+
+
+def _one_value(value: np.ndarray) -> bool:
+    """Every element the same bytes (so -0.0 is not 0.0, and NaNs of one kind are one value)."""
+    flat = np.ascontiguousarray(value).reshape(-1)
+    raw = flat.view(np.uint8).reshape(flat.size, flat.itemsize)
+    return bool(np.all(raw == raw[0]))
 
 
 def _concrete(node: Apply, args: list) -> list | None:
@@ -192,12 +214,9 @@ def _concrete(node: Apply, args: list) -> list | None:
     which the table lowers: their bodies may still depend on traced values)."""
     from symscan.scan.ifelse import IfElse
     from symscan.scan.op import Scan
-    from symscan.tensor.creation import Alloc
     from symscan.tensor.random import RandomVariable
 
     if isinstance(node.op, (Scan, IfElse, RandomVariable)):
         return None
-    if isinstance(node.op, Alloc) and _allocated_bytes(node, args) > LARGEST_CONSTANT_BYTES:
-        return None  # XLA fills it (a memset it may then update in place), not a literal copied each call
     return [np.asarray(r) if not isinstance(r, np.ndarray) and np.ndim(r) == 0 and hasattr(r, "dtype") else r
             for r in node.op.perform(node, [np.asarray(a) if hasattr(a, "shape") else a for a in args])]

@@ -79,8 +79,8 @@ def _inv(node, inputs, trace):
     import jax.numpy as jnp
 
     a = jnp.asarray(inputs[0]).astype(node.outputs[0].dtype)
-    lu, pivots = _nonsingular_lu(trace, node, "inv", a)
-    return [_lu_solve(lu, pivots, jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=lu.dtype), a.shape))]
+    lu, permutation = _nonsingular_lu(trace, node, "inv", a)
+    return [_lu_solve(lu, permutation, jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=lu.dtype), a.shape))]
 
 
 @jax_lowers(Solve)
@@ -88,8 +88,8 @@ def _solve(node, inputs, trace):
     import jax.numpy as jnp
 
     a, b = (jnp.asarray(v).astype(node.outputs[0].dtype) for v in inputs)
-    lu, pivots = _nonsingular_lu(trace, node, "solve", a)
-    return [_lu_solve(lu, pivots, b)]
+    lu, permutation = _nonsingular_lu(trace, node, "solve", a)
+    return [_lu_solve(lu, permutation, b)]
 
 
 @jax_lowers(Cholesky)

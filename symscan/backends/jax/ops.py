@@ -339,6 +339,7 @@ def _index(node, values: list) -> tuple:
 def _check_indices(node, x, values, trace: Trace) -> None:
     """numpy's index errors: an index known now is checked now; one computed from input values
     is checked after the call (XLA clamps an out-of-range index where numpy raises)."""
+    import jax.numpy as jnp
 
     from symscan.tensor.subtensor import ELLIPSIS, NONE
 
@@ -358,7 +359,8 @@ def _check_indices(node, x, values, trace: Trace) -> None:
         else:
             value, length = next(it), x.shape[axis]
             if is_traced(value):
-                in_range.append((value >= -length) & (value < length))
+                holds = (value >= -length) & (value < length)
+                in_range.append(holds if jnp.ndim(holds) == 0 else jnp.all(holds))  # one flag, not an array
             elif entry == ARRAY or entry == INT:  # numpy's error, from a stand-in of this axis alone
                 np.empty((1,) * axis + (length,), dtype=np.int8)[(slice(None),) * axis + (np.asarray(value),)]
         axis += 1
@@ -533,8 +535,10 @@ def lower_accumulations(nodes: list, inputs: list, trace: Trace) -> list | None:
     from symscan.scan.recurrences import _LOGICAL
 
     values, steps = inputs[0][1], inputs[0][2]
+    if not is_traced(values):
+        return None
     steps = _static_ints(steps, "step count", nodes[0], trace)[0]
-    if not steps or not is_traced(values):
+    if not steps:
         return None
     accumulations = []
     for node, (initial, _, _) in zip(nodes, inputs):
