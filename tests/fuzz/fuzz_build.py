@@ -81,6 +81,8 @@ class _Builder:
             result = self.expr(args[0], env, memo)[-1]
         elif op == "tail":
             result = self.expr(args[0], env, memo)[-args[1]:]
+        elif op == "take":
+            result = self.expr(args[0], env, memo)[self.expr(args[1], env, memo)]
         elif op == "cast":
             result = T.cast(self.expr(args[0], env, memo), args[1])
         elif op == "ifelse":

@@ -13,7 +13,9 @@ compiled function returns. Expressions are nested tuples (``Expr``):
 - ``("loop", i, k)``: output ``k`` of ``Program.loops[i]``, whole (top level only);
 - ``("scan", Loop, k)``: output ``k`` of a loop nested in a body, whole;
 - ``("new", k)``: in an ``until`` condition, the value output ``k`` takes at this step;
-- ``("last", e)``, ``("tail", e, k)``: ``e[-1]`` and ``e[-k:]``.
+- ``("last", e)``, ``("tail", e, k)``: ``e[-1]`` and ``e[-k:]``;
+- ``("take", e, i)``: ``e[i]`` for an integer scalar Expr ``i`` (numpy's IndexError out of
+  range). The generator does not make it yet: regression programs use it.
 
 Values of the inputs come from ``Program.seed`` (see ``input_value``) unless given.
 """

@@ -125,6 +125,11 @@ def evaluate(expr: tuple, env: dict, loop_outputs):
         return value[-1]
     if op == "tail":
         return value[-args[1]:]
+    if op == "take":
+        index = int(evaluate(args[1], env, loop_outputs))
+        if not -len(value) <= index < len(value):
+            raise ExpectedError(f"index {index} is out of range for {len(value)} rows")
+        return value[index]
     if op == "cast":
         result = np.asarray(value).astype(args[1])
         if BRANCH_HOOK is not None:

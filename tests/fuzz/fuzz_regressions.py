@@ -42,6 +42,13 @@ REGRESSIONS: list[tuple[str, Program]] = [
              loops=(Loop(outputs=(Out("mit", ("add", ("v", "o0@-2"), ("v", "o0@-1")), (), F, ("v", "x0"), (-2, -1)),),
                          n_steps=("const", 3)),),
              reads=(("loop", 0, 0),))),
+    ("push_out_seq under until: B[y_t] over whole sequences read a step never run (IndexError, not a result)",
+     Program(d=1, inputs=(Input("y", (3,), "int32", value=(0, 1, 99)), Input("B", (4,), value=(1.0, 1.0, 1.0, 1.0))),
+             loops=(Loop(sequences=(Seq(("v", "y")),),
+                         outputs=(Out("sit", ("add", ("v", "o0@-1"), ("take", ("v", "B"), ("v", "s0@0"))), (), F,
+                                      ("c", 0.0), (-1,)),),
+                         until=("gt", ("new", 0), ("c", 1.5))),),
+             reads=(("loop", 0, 0),))),
     # ------------------------------------------------------------------ found by the fuzzer
     ("remove_unused, push_out_seq: an unused mit-sot's too-short initial value is no longer an error",
      Program(d=1, inputs=(Input("x", (3,)), Input("h", (1,))),
