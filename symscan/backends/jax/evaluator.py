@@ -155,9 +155,9 @@ def _writable(value) -> np.ndarray:
     """``value`` (a JAX array or a numpy constant) as a writable numpy array; ``Function``
     copies the ones that alias an input, a shared value or another result."""
     view = np.asarray(value)
-    if view.flags.writeable or view.size == 0:
-        return view if view.flags.writeable else view.copy()
-    return np.asarray(_Buffer(view))
+    if view.flags.writeable:
+        return view
+    return np.asarray(_Buffer(view)) if view.size else view.copy()
 
 
 @dataclass

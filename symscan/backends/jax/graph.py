@@ -139,25 +139,29 @@ def evaluate(fgraph: FunctionGraph, inputs: list, trace: Trace, shared: dict | N
     values: dict[Variable, object] = dict(zip(fgraph.inputs, inputs, strict=True))
     values.update(shared or {})
     order = fgraph.toposort()
-    together, ready, fills = accumulations_together(order), {}, _fills(order)
+    together, ready = accumulations_together(order), {}
     for node in order:
         if node in ready:
             results = ready.pop(node)
         else:
-            args = [v.data if isinstance(v, Constant) else values[v] for v in node.inputs]
+            args = [_value_of(v, values) for v in node.inputs]
             try:
                 results = _concrete(node, args) if not any(map(is_traced, args)) else None
                 if results is None and node in together:
                     results = _lowered_together(node, together[node], values, trace, ready)
                 if results is None:
-                    results = lower(node, [_as_operand(v, a, fills) for v, a in zip(node.inputs, args)], trace)
+                    results = lower(node, [_as_operand(v, a) for v, a in zip(node.inputs, args)], trace)
             except (NotLowerable, StageEnd):
                 raise
             except Exception as err:
                 raise with_node_context(err, node) from err
         for var, result in zip(node.outputs, results, strict=True):
             values[var] = result
-    return [v.data if isinstance(v, Constant) else values[v] for v in fgraph.outputs]
+    return [_value_of(v, values) for v in fgraph.outputs]
+
+
+def _value_of(var: Variable, values: dict):
+    return var.data if isinstance(var, Constant) else values[var]
 
 
 def _lowered_together(node: Apply, later: list[Apply], values: dict, trace: Trace, ready: dict) -> list | None:
@@ -165,13 +169,10 @@ def _lowered_together(node: Apply, later: list[Apply], values: dict, trace: Trac
     (their outputs go to ``ready``); None when that does not apply."""
     from symscan.backends.jax.ops import lower_accumulations
 
-    def args_of(n):
-        return [v.data if isinstance(v, Constant) else values[v] for v in n.inputs]
-
     nodes = [node] + [n for n in later if all(isinstance(v, Constant) or v in values for v in n.inputs)]
     if len(nodes) == 1:
         return None
-    outputs = lower_accumulations(nodes, [args_of(n) for n in nodes], trace)
+    outputs = lower_accumulations(nodes, [[_value_of(v, values) for v in n.inputs] for n in nodes], trace)
     if outputs is None:
         return None
     ready.update(zip(nodes[1:], outputs[1:]))
@@ -184,18 +185,15 @@ this reaches a lowered op as XLA's own fill, not as a literal in the program (W9
 zeros: compiled in, then copied each call); ops computed with numpy still read it as numpy."""
 
 
-def _fills(order: list[Apply]) -> set[Variable]:
-    from symscan.tensor.creation import Alloc
-
-    return {node.outputs[0] for node in order if isinstance(node.op, Alloc)}
-
-
-def _as_operand(var: Variable, value, fills: set[Variable]):
+def _as_operand(var: Variable, value):
     """``value`` as a lowered op reads it: a large Alloc of one value, or a large constant of
     one value (constant folding makes them), as XLA's fill."""
+    from symscan.tensor.creation import Alloc
+
     if not (isinstance(value, np.ndarray) and value.nbytes > LARGEST_CONSTANT_BYTES):
         return value
-    if (var in fills and var.owner.inputs[0].ndim == 0) or (isinstance(var, Constant) and _one_value(value)):
+    filled = var.owner is not None and isinstance(var.owner.op, Alloc) and var.owner.inputs[0].ndim == 0
+    if filled or (isinstance(var, Constant) and _one_value(value)):
         import jax.numpy as jnp
 
         return jnp.broadcast_to(value.flat[0], value.shape)

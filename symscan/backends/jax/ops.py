@@ -466,7 +466,6 @@ def _accumulate(node, inputs, trace):
     from jax import lax
 
     from symscan.scan.checks import check_row_shape
-    from symscan.scan.recurrences import _LOGICAL
 
     op, (initial, values, steps) = node.op, inputs
     steps = _static_ints(steps, "step count", node, trace)[0]
@@ -474,7 +473,7 @@ def _accumulate(node, inputs, trace):
     if steps:
         check_row_shape(op.name, op.label, initial.shape, values.shape[1:] if op.per_step else values.shape)
     dtype = np.dtype(node.outputs[0].dtype)
-    name = _LOGICAL.get(op.op, op.op) if dtype.kind == "b" else op.op
+    name = _combining_op(op, dtype)
     if steps == 0:  # (XLA 0.10 aborts on the join with an empty operand, sliced)
         return [initial.astype(dtype) if op.last else initial.astype(dtype)[None]]
     initial = initial.astype(dtype)
@@ -484,6 +483,13 @@ def _accumulate(node, inputs, trace):
     rows = jnp.concatenate([initial[None], operand])
     rows = jnp.cumsum(rows, axis=0) if name == "add" else lax.associative_scan(elemwise_function(name), rows, axis=0)
     return [rows[-1] if op.last else rows]
+
+
+def _combining_op(op: Accumulate, dtype: np.dtype) -> str:
+    """The elementwise op an Accumulate combines rows with (its logical form for bools)."""
+    from symscan.scan.recurrences import _LOGICAL
+
+    return _LOGICAL.get(op.op, op.op) if dtype.kind == "b" else op.op
 
 
 def _sequential_is_faster() -> bool:
@@ -532,7 +538,6 @@ def lower_accumulations(nodes: list, inputs: list, trace: Trace) -> list | None:
     import jax.numpy as jnp
 
     from symscan.scan.checks import check_row_shape
-    from symscan.scan.recurrences import _LOGICAL
 
     values, steps = inputs[0][1], inputs[0][2]
     if not is_traced(values):
@@ -548,8 +553,7 @@ def lower_accumulations(nodes: list, inputs: list, trace: Trace) -> list | None:
             check_row_shape(op.name, op.label, initial.shape, values.shape[1:])
         except ValueError:
             return None
-        name = _LOGICAL.get(op.op, op.op) if dtype.kind == "b" else op.op
-        accumulations.append((elemwise_function(name), initial.astype(dtype), op))
+        accumulations.append((elemwise_function(_combining_op(op, dtype)), initial.astype(dtype), op))
     return [[out] for out in accumulate_in_sequence(accumulations, values, steps)]
 
 
